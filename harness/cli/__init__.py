@@ -1,0 +1,55 @@
+"""The ``xocdia-hil`` command line.
+
+Each subcommand lives in its own module under ``harness.cli`` and exposes ``register(subparsers)``, which adds
+its parser and sets ``func`` (``Callable[[argparse.Namespace], int]``) as the handler. A new subcommand is one new
+module and one line in :data:`SUBCOMMANDS`.
+
+Errors the user can fix (bad arguments, bad files) are raised as :class:`CliError` and printed as one line,
+``xocdia-hil: error: ...``, with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from harness.cli.common import CliError, OneLineParser
+
+SUBCOMMANDS: tuple[str, ...] = (
+    "harness.cli.simulate",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser with every registered subcommand."""
+    parser = OneLineParser(
+        prog="xocdia-hil",
+        description="Hardware-in-the-loop bench and certification harness for the live Xoc Dia table.",
+    )
+    subparsers = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser
+    )
+    for module_name in SUBCOMMANDS:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit status (0 ok, 1 a check failed, 2 a usage or input error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        status: int = args.func(args)
+    except CliError as exc:
+        print(f"xocdia-hil: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("xocdia-hil: interrupted", file=sys.stderr)
+        return 130
+    return status
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
