@@ -1,0 +1,413 @@
+"""The round engine: a pure state machine over one table, with the clock injected.
+
+No I/O, no threads, no asyncio: callers feed it commands (bets, table reports, supervisor actions) and
+:meth:`RoundEngine.tick` calls, and take the resulting :class:`~gameserver.events.Event` list with
+:meth:`RoundEngine.drain`; persisting them (the ledger) and acknowledging is the caller's job. Every clause of
+RULES.md that concerns a round is applied here (see docs/server.md for the decisions the rules leave open).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from gameserver.bets import BetResult, BetType, reds_of, settle
+from gameserver.events import Event, EventKind, ReportKind, TableReport
+from gameserver.model import (
+    ENDED,
+    BetAck,
+    BetRecord,
+    EngineConfig,
+    EngineSnapshot,
+    Phase,
+    Rejection,
+    RoundRecord,
+    request_hash,
+)
+
+_RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
+
+
+class RoundEngine:
+    """One table's rounds, wallets and event log.
+
+    Guarantees: a balance never goes below zero; a confirmed bet is settled, refunded or (by a correction)
+    re-settled only through an event; round phases only move forward; event ``at`` never decreases.
+    """
+
+    def __init__(
+        self, config: EngineConfig, clock: Callable[[], float], snapshot: EngineSnapshot | None = None
+    ) -> None:
+        snap = snapshot or EngineSnapshot()
+        self.config = config
+        self._clock = clock
+        self._last_at = snap.last_at
+        self._seq = snap.next_seq
+        self._next_round_id = snap.next_round_id
+        self._next_bet_id = snap.next_bet_id
+        self.wallets: dict[str, int] = dict(snap.wallets)
+        self._idem: dict[tuple[str, str], tuple[str, BetAck]] = dict(snap.idempotency)
+        self.round: RoundRecord | None = snap.open_round
+        self.last_settled: RoundRecord | None = snap.last_settled
+        self._next_open_at = self._last_at
+        self._outbox: list[Event] = []
+
+    # ---------------------------------------------------------------- plumbing
+    def now(self) -> float:
+        """The injected clock, clamped so that it never goes backwards."""
+        self._last_at = max(self._last_at, float(self._clock()))
+        return self._last_at
+
+    def _emit(self, kind: EventKind, round_id: int | None, **data: Any) -> Event:
+        event = Event(self._seq, self.now(), kind, round_id, data)
+        self._seq += 1
+        self._outbox.append(event)
+        return event
+
+    def drain(self) -> list[Event]:
+        """Take the events emitted since the last call (in order)."""
+        out, self._outbox = self._outbox, []
+        return out
+
+    @property
+    def active(self) -> RoundRecord | None:
+        """The round in progress (betting or closed), or None between rounds."""
+        r = self.round
+        return r if r is not None and r.phase not in ENDED else None
+
+    # ---------------------------------------------------------------- wallets and bets
+    def open_wallet(self, player_id: str, balance: int) -> None:
+        """Create a wallet with an opening balance. Raises Rejection if it exists or is negative."""
+        if player_id in self.wallets:
+            raise Rejection("wallet_exists", f"player {player_id!r} already has a wallet")
+        if balance < 0:
+            raise Rejection("invalid_balance", "an opening balance must be >= 0")
+        self.wallets[player_id] = balance
+        self._emit(EventKind.WALLET_OPENED, None, player_id=player_id, balance=balance)
+
+    def place_bet(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: int | None = None
+    ) -> tuple[BetAck, bool]:
+        """Confirm a bet in the current round (once the caller has committed the events).
+
+        Returns ``(ack, replayed)``; ``replayed`` is True when the same idempotency id with the same body was
+        already confirmed (nothing changes). Raises Rejection (nothing changes) for an id reused with another
+        body, an unknown bet type, a stake off the chip unit or the limits, no round taking bets, a pause, a
+        wrong round id, an unknown wallet or insufficient balance.
+        """
+        digest = request_hash(bet_type, stake, round_id)
+        seen = self._idem.get((player_id, client_bet_id))
+        if seen is not None:
+            if seen[0] != digest:
+                raise Rejection(
+                    "idempotency_conflict", f"bet id {client_bet_id!r} was used with another body"
+                )
+            return seen[1], True
+        try:
+            kind = BetType(bet_type)
+        except ValueError:
+            allowed = ", ".join(t.value for t in BetType)
+            raise Rejection(
+                "unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}"
+            ) from None
+        cfg = self.config
+        if stake % cfg.chip_unit:
+            raise Rejection(
+                "stake_not_chip_multiple", f"stake {stake} is not a multiple of the chip unit {cfg.chip_unit}"
+            )
+        if stake < cfg.min_stake:
+            raise Rejection("stake_below_minimum", f"stake {stake} is below the minimum {cfg.min_stake}")
+        if stake > cfg.max_stake:
+            raise Rejection("stake_above_maximum", f"stake {stake} is above the maximum {cfg.max_stake}")
+        r = self.active
+        if r is None or r.phase is not Phase.BETTING or self.now() >= r.closes_at:
+            raise Rejection("betting_closed", "no round is taking bets")
+        if r.paused_reason is not None:
+            raise Rejection("round_paused", f"round {r.round_id} is paused ({r.paused_reason})")
+        if round_id is not None and round_id != r.round_id:
+            raise Rejection(
+                "wrong_round", f"round {round_id} is not taking bets (current round {r.round_id})"
+            )
+        balance = self.wallets.get(player_id)
+        if balance is None:
+            raise Rejection("unknown_player", f"player {player_id!r} has no wallet")
+        if stake > balance:
+            raise Rejection("insufficient_balance", f"stake {stake} exceeds the balance {balance}")
+        ack = BetAck(
+            self._next_bet_id,
+            client_bet_id,
+            player_id,
+            r.round_id,
+            kind,
+            stake,
+            self.now(),
+            balance,
+            balance - stake,
+        )
+        self._next_bet_id += 1
+        self.wallets[player_id] = ack.balance_after
+        r.bets.append(BetRecord(ack, digest))
+        self._idem[(player_id, client_bet_id)] = (digest, ack)
+        self._emit(EventKind.BET_ACCEPTED, r.round_id, request_hash=digest, **ack.to_json())
+        return ack, False
+
+    # ---------------------------------------------------------------- round lifecycle
+    def open_round(self) -> RoundRecord:
+        """Open betting on a new round (lamp on). Raises Rejection if a round is still in progress."""
+        if self.active is not None:
+            raise Rejection("round_in_progress", f"round {self.active.round_id} has not ended")
+        now = self.now()
+        r = RoundRecord(self._next_round_id, now, now + self.config.betting_s)
+        self._next_round_id += 1
+        self.round = r
+        self._emit(EventKind.ROUND_OPENED, r.round_id, closes_at=r.closes_at, betting_s=self.config.betting_s)
+        return r
+
+    def tick(self) -> None:
+        """Apply every deadline that has passed: close betting, pause on a missing result (ERR-1), cancel
+        on a pause timeout (ERR-3), open the next round when auto-open is on."""
+        now = self.now()
+        r = self.active
+        if r is None:
+            if self.config.auto_open and now >= self._next_open_at:
+                self.open_round()
+            return
+        if r.paused_reason is not None:
+            assert r.paused_at is not None
+            if now - r.paused_at >= self.config.pause_timeout_s:
+                self._end(r, Phase.CANCELLED, "ERR-3", f"pause timeout ({r.paused_reason})")
+            return
+        if r.phase is Phase.BETTING and now >= r.closes_at:
+            r.phase = Phase.CLOSED
+            r.awaiting_since = r.closes_at
+            self._emit(EventKind.BETTING_CLOSED, r.round_id, bets=len(r.bets))
+            if not r.ever_shaken:
+                self._end(r, Phase.VOID, "SH-4a", "no shake started before betting closed")
+                return
+        waited = now - r.awaiting_since if r.awaiting_since is not None else 0.0
+        if r.phase is Phase.CLOSED and waited >= self.config.result_timeout_s:
+            self._pause(r, "no_result")
+
+    def report(self, report: TableReport) -> None:
+        """Apply one table report, in arrival order, per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2).
+
+        Reports that do not apply now (no round, round paused, a read before the bowl is lifted) are
+        recorded as ``report_ignored`` and change nothing.
+        """
+        self.tick()
+        r = self.active
+        kind = report.kind
+        if r is not None and r.paused_reason is not None and kind is ReportKind.RESOLVED:
+            self.resume()
+            return
+        if r is None or r.paused_reason is not None:
+            self._ignored(r, report, "no_round" if r is None else "paused")
+            return
+        if kind is ReportKind.PROBLEM:
+            self._pause(r, f"device_problem: {report.device} {report.detail}".strip())
+        elif kind is ReportKind.SHAKE_START and not r.lifted:
+            r.ever_shaken = r.shaking = True
+        elif kind is ReportKind.SHAKE_END and r.shaking:
+            r.shaking = False
+            r.shaken = True
+            self._emit(EventKind.SHAKE_DETECTED, r.round_id)
+        elif kind is ReportKind.DROP and not r.lifted:
+            self._reshake(r, "drop")
+        elif kind is ReportKind.BOWL_OFF:
+            self._bowl_off(r, report)
+        elif kind in (ReportKind.RESULT, ReportKind.REARRANGED) and r.lifted:
+            self._read(r, report)
+        elif kind is not ReportKind.BOWL_ON:
+            self._ignored(r, report, "not_applicable")
+
+    def _bowl_off(self, r: RoundRecord, report: TableReport) -> None:
+        if r.lifted:
+            self._ignored(r, report, "already_lifted")
+        elif r.phase is Phase.BETTING:
+            self._end(r, Phase.VOID, "SH-4b", "bowl lifted before betting closed")
+        elif report.touch:
+            self._end(r, Phase.VOID, "SH-5", f"bowl touched a token while lifted ({report.detail or '-'})")
+        elif not r.shaken:
+            self._end(r, Phase.VOID, "SH-4a", "bowl lifted without a complete shake")
+        else:
+            r.lifted = True
+            self._emit(EventKind.BOWL_LIFTED, r.round_id)
+
+    def _read(self, r: RoundRecord, report: TableReport) -> None:
+        faces = report.faces or ""
+        valid = len(faces) == 4 and all(c in "RWSU" for c in faces)
+        if not valid or ("U" in faces and not report.overlap):
+            self._pause(r, f"unreadable_result: {faces!r}")
+        elif report.overlap:
+            self._emit(EventKind.READ_OVERLAP, r.round_id, faces=faces)
+        elif "S" in faces:
+            self._reshake(r, "standing")
+        else:
+            r.faces = faces
+            self._end(r, Phase.SETTLED, "", "")
+
+    def _reshake(self, r: RoundRecord, reason: str) -> None:
+        r.reshakes += 1
+        r.reshakes_since_resume += 1
+        r.shaken = r.shaking = r.lifted = False
+        if r.awaiting_since is not None:
+            r.awaiting_since = self.now()
+        self._emit(
+            EventKind.RESHAKE, r.round_id, reason=reason, count=r.reshakes, clause=_RESHAKE_CLAUSE[reason]
+        )
+        if r.reshakes_since_resume > self.config.reshake_cap:
+            self._pause(r, "reshake_cap_exceeded")
+
+    def _ignored(self, r: RoundRecord | None, report: TableReport, why: str) -> None:
+        self._emit(
+            EventKind.REPORT_IGNORED,
+            None if r is None else r.round_id,
+            report=str(report.kind),
+            device=report.device,
+            faces=report.faces,
+            why=why,
+        )
+
+    def _pause(self, r: RoundRecord, reason: str) -> None:
+        now = self.now()
+        r.paused_reason = reason
+        r.paused_at = now
+        r.betting_left = max(0.0, r.closes_at - now) if r.phase is Phase.BETTING else None
+        self._emit(EventKind.ROUND_PAUSED, r.round_id, reason=reason, phase=str(r.phase))
+
+    def _end(self, r: RoundRecord, phase: Phase, clause: str, reason: str) -> None:
+        """Settle (on ``r.faces``), void or cancel the round; every pending bet gets exactly one outcome."""
+        now = self.now()
+        lines: list[dict[str, Any]] = []
+        reds = reds_of(r.faces) if phase is Phase.SETTLED and r.faces else None
+        for bet in r.bets:
+            if bet.result is not BetResult.PENDING:
+                continue
+            if reds is None:
+                bet.result, bet.returned = BetResult.REFUND, bet.ack.stake
+            else:
+                bet.result, bet.returned = settle(bet.ack.bet_type, bet.ack.stake, reds)
+            player = bet.ack.player_id
+            self.wallets[player] += bet.returned
+            lines.append(
+                {
+                    "bet_id": bet.ack.bet_id,
+                    "player_id": player,
+                    "result": str(bet.result),
+                    "returned": bet.returned,
+                    "balance_after": self.wallets[player],
+                }
+            )
+        r.phase = phase
+        r.ended_at = now
+        r.paused_reason = None
+        self._next_open_at = now + self.config.round_gap_s
+        if phase is Phase.SETTLED:
+            self.last_settled = r
+            self._emit(
+                EventKind.ROUND_SETTLED, r.round_id, faces=r.faces, reds=reds, reshakes=r.reshakes, bets=lines
+            )
+        elif phase is Phase.VOID:
+            self._emit(
+                EventKind.ROUND_VOIDED,
+                r.round_id,
+                clause=clause,
+                reason=reason,
+                reshakes=r.reshakes,
+                bets=lines,
+            )
+        else:
+            self._emit(
+                EventKind.ROUND_CANCELLED,
+                r.round_id,
+                clause=clause,
+                reason=reason,
+                reshakes=r.reshakes,
+                bets=lines,
+            )
+
+    # ---------------------------------------------------------------- supervisor
+    def pause(self, reason: str) -> None:
+        """Supervisor pause (ERR-1). Raises Rejection when no round is in progress or it is already paused."""
+        r = self._require_active()
+        if r.paused_reason is not None:
+            raise Rejection("already_paused", f"round {r.round_id} is already paused")
+        self._pause(r, f"supervisor: {reason}" if reason else "supervisor")
+
+    def resume(self) -> None:
+        """Resume a paused round (ERR-2): betting gets its remaining time back; the re-shake budget and the
+        result timeout restart. Raises Rejection when nothing is paused."""
+        r = self._require_active()
+        if r.paused_reason is None:
+            raise Rejection("not_paused", f"round {r.round_id} is not paused")
+        now = self.now()
+        if r.phase is Phase.BETTING and r.betting_left is not None:
+            r.closes_at = now + r.betting_left
+        r.paused_reason = None
+        r.paused_at = None
+        r.reshakes_since_resume = 0
+        if r.phase is Phase.CLOSED:
+            r.awaiting_since = now
+        self._emit(EventKind.ROUND_RESUMED, r.round_id, phase=str(r.phase), closes_at=r.closes_at)
+
+    def cancel(self, reason: str) -> None:
+        """Cancel the round in progress and refund every bet (ERR-3). Raises Rejection when none is."""
+        r = self._require_active()
+        self._end(r, Phase.CANCELLED, "ERR-3", f"supervisor: {reason}" if reason else "supervisor")
+
+    def recover_after_restart(self) -> None:
+        """Cancel and refund a round found in progress at start-up (docs/server.md: restart policy)."""
+        r = self.active
+        if r is not None:
+            self._end(r, Phase.CANCELLED, "ERR-3", "server restart")
+
+    def correct(self, round_id: int, faces: str) -> None:
+        """Correct a misread outcome of the most recently settled round (GLI 4.18.5) and re-settle its bets.
+
+        Raises Rejection if the round is not the last settled one, the faces are invalid or unchanged, or a
+        debit would take a balance below zero (nothing changes then).
+        """
+        last = self.last_settled
+        if last is None or last.round_id != round_id:
+            raise Rejection("not_correctable", f"round {round_id} is not the most recently settled round")
+        try:
+            reds = reds_of(faces)
+        except ValueError as exc:
+            raise Rejection("invalid_faces", str(exc)) from None
+        if faces == last.faces:
+            raise Rejection("correction_unchanged", f"round {round_id} already has faces {faces}")
+        balances = dict(self.wallets)
+        plan: list[tuple[BetRecord, BetResult, int]] = []
+        for bet in last.bets:
+            result, returned = settle(bet.ack.bet_type, bet.ack.stake, reds)
+            balances[bet.ack.player_id] += returned - bet.returned
+            plan.append((bet, result, returned))
+        overdrawn = sorted(p for p, b in balances.items() if b < 0)
+        if overdrawn:
+            raise Rejection(
+                "correction_would_overdraw", f"the correction would overdraw {', '.join(overdrawn)}"
+            )
+        lines: list[dict[str, Any]] = []
+        for bet, result, returned in plan:
+            delta = returned - bet.returned
+            self.wallets[bet.ack.player_id] += delta
+            bet.result, bet.returned = result, returned
+            lines.append(
+                {
+                    "bet_id": bet.ack.bet_id,
+                    "player_id": bet.ack.player_id,
+                    "result": str(result),
+                    "returned": returned,
+                    "delta": delta,
+                    "balance_after": self.wallets[bet.ack.player_id],
+                }
+            )
+        old = last.faces
+        last.faces = faces
+        self._emit(EventKind.ROUND_CORRECTED, round_id, old_faces=old, faces=faces, reds=reds, bets=lines)
+
+    def _require_active(self) -> RoundRecord:
+        r = self.active
+        if r is None:
+            raise Rejection("no_active_round", "no round is in progress")
+        return r

@@ -1,0 +1,158 @@
+"""The engine's data: configuration, round and bet records, acknowledgements, rejections and the snapshot a
+restarted engine is rebuilt from. Pure data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from gameserver.bets import STAKE_QUANTUM, BetResult, BetType
+
+
+class Phase(StrEnum):
+    """Round phases, in the only order a round may go through them (a round ends in exactly one of the last
+    three). A pause is an overlay on BETTING or CLOSED, not a phase."""
+
+    BETTING = "betting"
+    CLOSED = "closed"
+    SETTLED = "settled"
+    VOID = "void"
+    CANCELLED = "cancelled"
+
+
+PHASE_RANK: dict[Phase, int] = {
+    Phase.BETTING: 0,
+    Phase.CLOSED: 1,
+    Phase.SETTLED: 2,
+    Phase.VOID: 2,
+    Phase.CANCELLED: 2,
+}
+ENDED: frozenset[Phase] = frozenset({Phase.SETTLED, Phase.VOID, Phase.CANCELLED})
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """Rules the RULES.md leaves open (see docs/server.md). Times in seconds, money in minor units."""
+
+    betting_s: float = 15.0
+    round_gap_s: float = 3.0
+    auto_open: bool = True
+    reshake_cap: int = 3
+    pause_timeout_s: float = 60.0
+    result_timeout_s: float = 30.0
+    chip_unit: int = 100
+    min_stake: int = 100
+    max_stake: int = 1_000_000
+
+    def __post_init__(self) -> None:
+        problems: list[str] = []
+        if self.betting_s <= 0:
+            problems.append("betting_s must be > 0")
+        if self.round_gap_s < 0:
+            problems.append("round_gap_s must be >= 0")
+        if self.reshake_cap < 0:
+            problems.append("reshake_cap must be >= 0")
+        if self.pause_timeout_s <= 0:
+            problems.append("pause_timeout_s must be > 0")
+        if self.result_timeout_s <= 0:
+            problems.append("result_timeout_s must be > 0")
+        if self.chip_unit <= 0 or self.chip_unit % STAKE_QUANTUM:
+            problems.append(f"chip_unit must be a positive multiple of {STAKE_QUANTUM}, got {self.chip_unit}")
+        if self.min_stake < self.chip_unit or self.min_stake % max(self.chip_unit, 1):
+            problems.append("min_stake must be a multiple of chip_unit and at least chip_unit")
+        if self.max_stake < self.min_stake:
+            problems.append("max_stake must be >= min_stake")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
+class Rejection(Exception):
+    """A refused request. ``code`` is stable (API error code); nothing was changed."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class BetAck:
+    """The acknowledgement of a confirmed bet (also what an idempotent replay returns)."""
+
+    bet_id: int
+    client_bet_id: str
+    player_id: str
+    round_id: int
+    bet_type: BetType
+    stake: int
+    placed_at: float
+    balance_before: int
+    balance_after: int
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-compatible form."""
+        return {
+            "bet_id": self.bet_id,
+            "client_bet_id": self.client_bet_id,
+            "player_id": self.player_id,
+            "round_id": self.round_id,
+            "bet_type": str(self.bet_type),
+            "stake": self.stake,
+            "placed_at": self.placed_at,
+            "balance_before": self.balance_before,
+            "balance_after": self.balance_after,
+        }
+
+
+@dataclass
+class BetRecord:
+    """A confirmed bet as the engine tracks it while its round can still change it."""
+
+    ack: BetAck
+    request_hash: str
+    result: BetResult = BetResult.PENDING
+    returned: int = 0
+
+
+@dataclass
+class RoundRecord:
+    """The engine's working state of one round."""
+
+    round_id: int
+    opened_at: float
+    closes_at: float
+    phase: Phase = Phase.BETTING
+    ever_shaken: bool = False  # a SHAKER START since OPEN (SH-4a is judged on this at close)
+    shaking: bool = False  # START seen, END not yet
+    shaken: bool = False  # a complete shake since OPEN or the last re-shake
+    lifted: bool = False
+    reshakes: int = 0
+    reshakes_since_resume: int = 0
+    paused_reason: str | None = None
+    paused_at: float | None = None
+    betting_left: float | None = None
+    awaiting_since: float | None = None
+    faces: str | None = None
+    ended_at: float | None = None
+    bets: list[BetRecord] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EngineSnapshot:
+    """What a (re)started engine needs from the ledger: committed wallets, id counters, idempotency keys,
+    the round that was open (if any) with its confirmed bets, and the last settled round (for corrections)."""
+
+    wallets: dict[str, int] = field(default_factory=dict)
+    next_seq: int = 1
+    next_round_id: int = 1
+    next_bet_id: int = 1
+    last_at: float = 0.0
+    idempotency: dict[tuple[str, str], tuple[str, BetAck]] = field(default_factory=dict)
+    open_round: RoundRecord | None = None
+    last_settled: RoundRecord | None = None
+
+
+def request_hash(bet_type: str, stake: int, round_id: int | None) -> str:
+    """The body fingerprint compared when a client re-sends an idempotency id."""
+    return f"{bet_type}|{stake}|{'' if round_id is None else round_id}"
