@@ -1,0 +1,1 @@
+"""The table wire protocol (docs/protocol.md): messages, codec, link layer (ACK, retransmission, HB)."""

@@ -1,0 +1,154 @@
+"""The sans-I/O link layer: handshake, ACK, retransmission, duplicates, NAK, heartbeats, reopen."""
+
+from __future__ import annotations
+
+import binascii
+
+import pytest
+
+from harness.protocol.link import Delivered, Link, LinkChanged, Received, Refused
+from harness.protocol.messages import (
+    BowlOff,
+    BowlOn,
+    Hello,
+    LampClose,
+    LampOpen,
+    ShakeEnd,
+    ShakeStart,
+    Source,
+)
+
+
+def bowl_link() -> Link:
+    return Link(Source.BOWL, Hello("BOWL-0001", 1, "t"))
+
+
+def server_link() -> Link:
+    return Link(Source.SERVER, Hello("SRV-t", 1, "t"), frozenset({BowlOn, BowlOff, ShakeStart, ShakeEnd}))
+
+
+def received(events: list[object]) -> list[object]:
+    return [e.frame.message for e in events if isinstance(e, Received)]
+
+
+def test_hello_then_messages_arrive_once_in_order_with_acks() -> None:
+    dev, srv = bowl_link(), server_link()
+    dev.open(0.0)
+    dev.send(BowlOn(), 0.0)
+    dev.send(BowlOff(False, None), 0.0)
+    # stop and wait: only the HELLO is on the wire until it is acknowledged
+    wire = dev.take_output()
+    assert wire == b"$1 1 BOWL HELLO id=BOWL-0001 proto=1 fw=t*" + wire[-6:]
+    got = received(srv.receive(wire, 0.01))
+    assert got == [Hello("BOWL-0001", 1, "t")]
+    ack = srv.take_output()
+    assert ack.startswith(b"$1 0 SRV ACK of=1*")
+    events = dev.receive(ack, 0.02)
+    assert Delivered(1, Hello("BOWL-0001", 1, "t")) in events
+    wire = dev.take_output()
+    assert wire.startswith(b"$1 2 BOWL ON*")
+    got = received(srv.receive(wire, 0.03))
+    dev.receive(srv.take_output(), 0.04)
+    got += received(srv.receive(dev.take_output(), 0.05))
+    assert got == [BowlOn(), BowlOff(False, None)]
+
+
+def test_lost_frames_are_retransmitted_and_duplicates_not_acted_on() -> None:
+    dev, srv = bowl_link(), server_link()
+    dev.open(0.0)
+    for _ in range(3):
+        dev.send(BowlOn(), 0.0)
+    now, got, n = 0.0, [], 0
+    while now < 10.0:
+        out = dev.take_output()
+        if out:
+            n += 1
+            if n % 3 != 0:  # every third write from the device is lost
+                got += received(srv.receive(out, now))
+                back = srv.take_output()
+                if n % 2 == 0:  # and every second ACK burst is delivered twice
+                    dev.receive(back, now)
+                dev.receive(back, now)
+        now += 0.05
+        dev.poll(now)
+        srv.poll(now)
+    assert got == [Hello("BOWL-0001", 1, "t"), BowlOn(), BowlOn(), BowlOn()]
+    assert dev.inflight is None and not dev.queue
+
+
+def test_a_duplicate_is_acknowledged_again_but_reported_once() -> None:
+    dev, srv = bowl_link(), server_link()
+    dev.open(0.0)
+    hello = dev.take_output()
+    srv.receive(hello, 0.0)
+    srv.take_output()
+    dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 0.0)
+    dev.send(BowlOn(), 0.0)
+    on = dev.take_output()
+    assert received(srv.receive(on, 0.1)) == [BowlOn()]
+    assert received(srv.receive(on, 0.2)) == []
+    assert srv.take_output().count(b"ACK of=2*") == 2
+
+
+def test_unexpected_message_is_naked_and_not_retransmitted() -> None:
+    lamp = Link(Source.LAMP, Hello("LAMP-1", 1, "t"), frozenset({LampOpen}))
+    lamp.open(0.0)
+    lamp.take_output()
+    assert lamp.receive(b"$1 4 SRV CLOSE round=17*6F8A\r\n", 0.0) == [LinkChanged(True, "frame from SRV")]
+    assert lamp.take_output().startswith(b"$1 0 LAMP NAK of=4 reason=type*")
+    srv = server_link()
+    srv.open(0.0)
+    srv.take_output()
+    events = srv.receive(b"$1 0 BOWL NAK of=1 reason=version*", 0.0)  # no CRLF yet: incomplete
+    assert events == []
+    events = srv.receive(b"2F0C\r\n", 0.0)
+    assert not [e for e in events if isinstance(e, Received)]
+
+
+def test_nak_of_the_frame_in_flight_moves_on() -> None:
+    srv = server_link()
+    srv.open(0.0)
+    srv.take_output()
+    srv.send(LampClose("17"), 0.0)
+    body = b"1 0 LAMP NAK of=1 reason=state"
+    events = srv.receive(b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF)), 0.0)
+    assert [e for e in events if isinstance(e, Refused)] == [Refused(1, Hello("SRV-t", 1, "t"), "state")]
+    assert srv.take_output().startswith(b"$1 2 SRV CLOSE round=17*")
+
+
+def test_heartbeat_after_a_second_of_quiet_and_link_down_after_three_of_silence() -> None:
+    dev = bowl_link()
+    dev.open(0.0)
+    dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 0.1)
+    assert dev.up
+    dev.take_output()
+    assert dev.next_deadline() == 1.0
+    dev.poll(0.99)
+    assert dev.take_output() == b""
+    dev.poll(1.0)
+    assert dev.take_output() == b"$1 0 BOWL HB*6E17\r\n"
+    events = dev.poll(3.1)
+    assert events == [LinkChanged(False, "nothing received for 3 s")]
+
+
+def test_retries_exhausted_marks_link_down_but_keeps_the_frame() -> None:
+    dev = bowl_link()
+    dev.open(0.0)
+    dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 0.0)
+    dev.take_output()
+    dev.send(BowlOn(), 0.0)
+    first = dev.take_output()
+    assert first == b"$1 2 BOWL ON*F06B\r\n"
+    times = [0.2, 0.4, 0.6, 0.8, 1.0]
+    for t in times:
+        dev.poll(t + 1e-6)
+        assert dev.take_output() == first
+    events = dev.poll(1.2 + 1e-6)
+    assert LinkChanged(False, "no ACK for seq 2 after 5 retries") in events
+    assert dev.take_output() == first
+    assert dev.next_deadline() == pytest.approx(2.2)  # slow retries, once a second
+    # replug: HELLO again with seq 1, then the kept frame as seq 2
+    dev.open(5.0)
+    assert dev.take_output().startswith(b"$1 1 BOWL HELLO")
+    dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 5.1)
+    assert dev.take_output().startswith(b"$1 2 BOWL ON*")
