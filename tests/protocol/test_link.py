@@ -140,13 +140,13 @@ def test_retries_exhausted_marks_link_down_but_keeps_the_frame() -> None:
     first = dev.take_output()
     assert first == b"$1 2 BOWL ON*F06B\r\n"
     times = [0.2, 0.4, 0.6, 0.8, 1.0]
-    for t in times:
-        dev.poll(t + 1e-6)
+    for k, t in enumerate(times, start=1):
+        dev.poll(t + 0.001 * k)  # each retry is due 200 ms after the previous one
         assert dev.take_output() == first
-    events = dev.poll(1.2 + 1e-6)
+    events = dev.poll(1.2 + 0.006)
     assert LinkChanged(False, "no ACK for seq 2 after 5 retries") in events
     assert dev.take_output() == first
-    assert dev.next_deadline() == pytest.approx(2.2)  # slow retries, once a second
+    assert dev.next_deadline() == pytest.approx(2.206)  # slow retries, once a second
     # replug: HELLO again with seq 1, then the kept frame as seq 2
     dev.open(5.0)
     assert dev.take_output().startswith(b"$1 1 BOWL HELLO")
