@@ -144,6 +144,26 @@ def break_even_p_red(bet: BetType, low: Fraction = HALF, high: Fraction = Fracti
     return (a + b) / 2
 
 
+def exact_decimal(value: Fraction, max_places: int = 40) -> str:
+    """``value`` as a decimal string: exact when its expansion terminates within ``max_places`` digits,
+    otherwise rounded half-up to ``max_places`` and marked with a trailing ``…``."""
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for places in range(max_places + 1):
+        scaled = value * 10**places
+        if scaled.denominator == 1:
+            return sign + _fixed(int(scaled), places)
+    rounded = int(value * 10**max_places + HALF)
+    return sign + _fixed(rounded, max_places) + "…"
+
+
+def _fixed(digits_value: int, places: int) -> str:
+    if not places:
+        return str(digits_value)
+    digits = str(digits_value).rjust(places + 1, "0")
+    return f"{digits[:-places]}.{digits[-places:]}"
+
+
 def _per_token(p_red: Fraction | Sequence[Fraction]) -> tuple[Fraction, ...]:
     if isinstance(p_red, Fraction | int | float):
         ps: tuple[Fraction, ...] = (Fraction(p_red),) * 4
