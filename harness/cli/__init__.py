@@ -19,6 +19,8 @@ from harness.cli.common import CliError, OneLineParser
 
 SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.simulate",
+    "harness.cli.rtp",
+    "harness.cli.audit",
 )
 
 
