@@ -58,7 +58,7 @@ class RoundEngine:
         self._last_at = max(self._last_at, float(self._clock()))
         return self._last_at
 
-    def _emit(self, kind: EventKind, round_id: int | None, **data: Any) -> Event:
+    def _emit(self, kind: EventKind, round_id: int | None, /, **data: Any) -> Event:
         event = Event(self._seq, self.now(), kind, round_id, data)
         self._seq += 1
         self._outbox.append(event)

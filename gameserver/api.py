@@ -1,0 +1,362 @@
+"""The HTTP/WebSocket API (Starlette). Every rejection is a 4xx JSON body ``{"error": {"code", "message"}}``
+with a stable code and changes nothing; see docs/server.md for the table of codes.
+
+Authentication: ``Authorization: Bearer <token>`` (or ``?token=`` on the WebSocket). A player may act on and
+read only their own account; a supervisor may read everything and use ``/v1/supervisor/*``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import csv
+import io
+import json
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, WebSocketRoute
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from gameserver.config import Principal
+from gameserver.engine import RoundEngine
+from gameserver.events import PUBLIC, Event
+from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
+from gameserver.model import Rejection
+from gameserver.openapi import openapi_document
+from gameserver.service import GameService
+
+#: HTTP status of each engine rejection code (everything else a rejection can carry is 409).
+STATUS = {
+    "unknown_bet_type": 422,
+    "stake_not_chip_multiple": 422,
+    "stake_below_minimum": 422,
+    "stake_above_maximum": 422,
+    "invalid_faces": 422,
+    "unknown_player": 404,
+}
+MAX_BODY = 16 * 1024
+
+
+class ApiError(Exception):
+    """A rejection to send as ``status`` with a stable ``code``."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def error(status: int, code: str, message: str) -> JSONResponse:
+    """The one error body shape."""
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+class Api:
+    """Builds the Starlette app around a running :class:`GameService`."""
+
+    def __init__(
+        self, service: GameService, tokens: Mapping[str, Principal], health: Callable[[], dict[str, Any]]
+    ) -> None:
+        self.service = service
+        self.tokens = dict(tokens)
+        self.health_extra = health
+        self.streams: set[tuple[asyncio.Queue[list[Event] | None], Principal]] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        service.subscribe(self._on_events)
+
+    # ------------------------------------------------------------------ plumbing
+    def app(self) -> Starlette:
+        """The ASGI application."""
+        routes = [
+            Route("/health", self.health),
+            Route("/openapi.json", self.openapi),
+            Route("/v1/bets", self.place_bet, methods=["POST"]),
+            Route("/v1/players/{player_id}/balance", self.balance),
+            Route("/v1/players/{player_id}/bets", self.bet_record),
+            Route("/v1/players/{player_id}/bets.csv", self.bet_record_csv),
+            Route("/v1/rounds", self.rounds),
+            Route("/v1/rounds/current", self.current_round),
+            Route("/v1/rounds/{round_id:int}", self.recall),
+            Route("/v1/outcomes.csv", self.outcomes_csv),
+            Route("/v1/events", self.events),
+            Route("/v1/supervisor/{action}", self.supervise, methods=["POST"]),
+            WebSocketRoute("/v1/stream", self.stream),
+        ]
+        return Starlette(
+            routes=routes,
+            exception_handlers={
+                ApiError: self._api_error,
+                HTTPException: self._http_error,
+                Exception: self._crash,
+            },
+            lifespan=self._lifespan,
+        )
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        self.loop = asyncio.get_running_loop()
+        yield
+        for q, _ in list(self.streams):
+            q.put_nowait(None)
+
+    async def _api_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ApiError)
+        return error(exc.status, exc.code, exc.message)
+
+    async def _http_error(self, request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+        return error(exc.status_code, code, str(exc.detail))
+
+    async def _crash(self, request: Request, exc: Exception) -> Response:
+        return error(500, "internal_error", "unexpected server error")
+
+    def _auth(self, conn: HTTPConnection) -> Principal:
+        header = conn.headers.get("authorization")
+        token = conn.query_params.get("token") if header is None else None
+        if header is not None:
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token:
+                raise ApiError(401, "invalid_token", "Authorization must be 'Bearer <token>'")
+        if not token:
+            raise ApiError(401, "missing_token", "an Authorization: Bearer <token> header is required")
+        who = self.tokens.get(token)
+        if who is None:
+            raise ApiError(401, "invalid_token", "unknown token")
+        return who
+
+    def _account(self, request: Request) -> tuple[Principal, str]:
+        who = self._auth(request)
+        player_id = request.path_params["player_id"]
+        if who.role != "supervisor" and who.id != player_id:
+            raise ApiError(403, "forbidden", "a player may only read their own account")
+        return who, player_id
+
+    def _supervisor(self, request: Request) -> Principal:
+        who = self._auth(request)
+        if who.role != "supervisor":
+            raise ApiError(403, "forbidden", "this action needs the supervisor role")
+        return who
+
+    async def _run(self, command: Callable[[RoundEngine], Any]) -> Any:
+        try:
+            return await asyncio.wrap_future(self.service.submit(command))
+        except Rejection as exc:
+            raise ApiError(STATUS.get(exc.code, 409), exc.code, exc.message) from None
+        except Exception as exc:
+            raise ApiError(503, "unavailable", f"the game engine is unavailable: {exc}") from None
+
+    @staticmethod
+    async def _json(request: Request) -> dict[str, Any]:
+        body = await request.body()
+        if len(body) > MAX_BODY:
+            raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
+        try:
+            data = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            raise ApiError(400, "malformed_json", "the request body is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise ApiError(400, "malformed_json", "the request body must be a JSON object")
+        return data
+
+    # ------------------------------------------------------------------ events to WebSocket streams
+    def _on_events(self, events: list[Event]) -> None:
+        if self.loop is not None and self.streams:
+            self.loop.call_soon_threadsafe(self._fan_out, events)
+
+    def _fan_out(self, events: list[Event]) -> None:
+        for q, _ in list(self.streams):
+            if q.qsize() >= 1000:  # a reader this far behind is dropped rather than growing without bound
+                q.put_nowait(None)
+            else:
+                q.put_nowait(events)
+
+    # ------------------------------------------------------------------ endpoints
+    async def health(self, request: Request) -> Response:
+        """Liveness plus the table's state (no token needed)."""
+        state = await self._run(_table_state)
+        body = {"status": "ok" if self.service.failure is None else "failed", "table": state}
+        body.update(self.health_extra())
+        return JSONResponse(body, status_code=200 if self.service.failure is None else 503)
+
+    async def openapi(self, request: Request) -> Response:
+        return JSONResponse(openapi_document())
+
+    async def place_bet(self, request: Request) -> Response:
+        who = self._auth(request)
+        if who.role != "player":
+            raise ApiError(403, "forbidden", "only players place bets")
+        data = await self._json(request)
+        client_id = data.get("client_bet_id")
+        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64:
+            raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 characters")
+        bet_type = data.get("bet_type")
+        if not isinstance(bet_type, str):
+            raise ApiError(422, "invalid_field", "bet_type must be a string")
+        stake = data.get("stake")
+        if type(stake) is not int:
+            raise ApiError(422, "invalid_field", "stake must be an integer number of minor units")
+        round_id = data.get("round_id")
+        if round_id is not None and type(round_id) is not int:
+            raise ApiError(422, "invalid_field", "round_id must be an integer when given")
+        extra = sorted(set(data) - {"client_bet_id", "bet_type", "stake", "round_id"})
+        if extra:
+            raise ApiError(422, "invalid_field", f"unknown field {extra[0]!r}")
+        ack, replayed = await self._run(lambda e: e.place_bet(who.id, client_id, bet_type, stake, round_id))
+        return JSONResponse(
+            {"bet": ack.to_json(), "replayed": replayed}, status_code=200 if replayed else 201
+        )
+
+    async def balance(self, request: Request) -> Response:
+        _, player_id = self._account(request)
+        value = await run_in_threadpool(self.service.ledger.balance, player_id)
+        if value is None:
+            raise ApiError(404, "unknown_player", f"no wallet for {player_id!r}")
+        return JSONResponse({"player_id": player_id, "balance": value})
+
+    async def _records(self, request: Request) -> list[dict[str, Any]]:
+        _, player_id = self._account(request)
+        raw = request.query_params.get("round_id")
+        if raw is not None and not raw.isdigit():
+            raise ApiError(422, "invalid_field", "round_id must be a non-negative integer")
+        rows = await run_in_threadpool(self.service.ledger.bets, player_id, None if raw is None else int(raw))
+        return [bet.record(rnd) for bet, rnd in rows]
+
+    async def bet_record(self, request: Request) -> Response:
+        return JSONResponse({"bets": await self._records(request)})
+
+    async def bet_record_csv(self, request: Request) -> Response:
+        rows = await self._records(request)
+        return _csv(BET_COLUMNS, ([_cell(r[c]) for c in BET_COLUMNS] for r in rows), "BETS.csv")
+
+    async def rounds(self, request: Request) -> Response:
+        self._auth(request)
+        rows = await run_in_threadpool(self.service.ledger.rounds)
+        return JSONResponse({"rounds": [r.to_json() for r in rows]})
+
+    async def outcomes_csv(self, request: Request) -> Response:
+        self._auth(request)
+        rows = await run_in_threadpool(self.service.ledger.rounds)
+        return _csv(OUTCOME_COLUMNS, (r.outcome_row() for r in rows), "OUTCOMES.csv")
+
+    async def current_round(self, request: Request) -> Response:
+        self._auth(request)
+        return JSONResponse(await self._run(_table_state))
+
+    async def recall(self, request: Request) -> Response:
+        """Game recall: one round's facts, the caller's bets in it (all bets for a supervisor) and, for a
+        supervisor, its event log."""
+        who = self._auth(request)
+        round_id = int(request.path_params["round_id"])
+        rounds = await run_in_threadpool(self.service.ledger.rounds)
+        found = [r for r in rounds if r.round_id == round_id]
+        if not found:
+            raise ApiError(404, "unknown_round", f"no round {round_id}")
+        player = None if who.role == "supervisor" else who.id
+        rows = await run_in_threadpool(self.service.ledger.bets, player, round_id)
+        body: dict[str, Any] = {"round": found[0].to_json(), "bets": [b.record(r) for b, r in rows]}
+        if who.role == "supervisor":
+            events = await run_in_threadpool(self.service.ledger.events, 0, 1_000_000)
+            body["events"] = [e.to_json() for e in events if e.round_id == round_id]
+        return JSONResponse(body)
+
+    async def events(self, request: Request) -> Response:
+        self._supervisor(request)
+        try:
+            after = int(request.query_params.get("after", "0"))
+            limit = int(request.query_params.get("limit", "1000"))
+        except ValueError:
+            raise ApiError(422, "invalid_field", "after and limit must be integers") from None
+        if after < 0 or not 1 <= limit <= 10_000:
+            raise ApiError(422, "invalid_field", "after must be >= 0 and limit 1-10000")
+        rows = await run_in_threadpool(self.service.ledger.events, after, limit)
+        return JSONResponse({"events": [e.to_json() for e in rows]})
+
+    async def supervise(self, request: Request) -> Response:
+        self._supervisor(request)
+        action = request.path_params["action"]
+        data = await self._json(request)
+        reason = data.get("reason", "")
+        if not isinstance(reason, str) or len(reason) > 200:
+            raise ApiError(422, "invalid_field", "reason must be a string of at most 200 characters")
+        command: Callable[[RoundEngine], Any]
+        if action == "pause":
+            command = lambda e: e.pause(reason)  # noqa: E731
+        elif action == "resume":
+            command = RoundEngine.resume
+        elif action == "cancel":
+            command = lambda e: e.cancel(reason)  # noqa: E731
+        elif action == "open":
+            command = RoundEngine.open_round
+        elif action == "correct":
+            round_id, faces = data.get("round_id"), data.get("faces")
+            if type(round_id) is not int or not isinstance(faces, str):
+                raise ApiError(422, "invalid_field", "correct needs round_id (integer) and faces (4 of R/W)")
+            command = lambda e: e.correct(round_id, faces)  # noqa: E731
+        else:
+            raise ApiError(404, "unknown_action", f"unknown supervisor action {action!r}")
+        await self._run(command)
+        return JSONResponse({"ok": True, "table": await self._run(_table_state)})
+
+    async def stream(self, ws: WebSocket) -> None:
+        """Round events as JSON text messages; a player sees public events only (no other player's bets)."""
+        try:
+            who = self._auth(ws)
+        except ApiError as exc:
+            await ws.close(code=4401, reason=exc.code)
+            return
+        await ws.accept()
+        q: asyncio.Queue[list[Event] | None] = asyncio.Queue()
+        entry = (q, who)
+        self.streams.add(entry)
+        try:
+            await ws.send_json({"kind": "hello", "table": await self._run(_table_state)})
+            while True:
+                events = await q.get()
+                if events is None:
+                    break
+                for e in events:
+                    if who.role == "supervisor" or e.kind in PUBLIC:
+                        await ws.send_json(e.to_json())
+        except (WebSocketDisconnect, RuntimeError):
+            pass
+        finally:
+            self.streams.discard(entry)
+        with contextlib.suppress(Exception):
+            await ws.close()
+
+
+def _table_state(engine: RoundEngine) -> dict[str, Any]:
+    r = engine.round
+    if r is None:
+        return {"round_id": None, "phase": None}
+    return {
+        "round_id": r.round_id,
+        "phase": str(r.phase),
+        "paused": r.paused_reason,
+        "closes_at": r.closes_at,
+        "bets": len(r.bets),
+        "reshakes": r.reshakes,
+        "faces": r.faces,
+    }
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else repr(value) if isinstance(value, float) else str(value)
+
+
+def _csv(header: list[str], rows: Any, filename: str) -> Response:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return Response(
+        buf.getvalue(),
+        media_type="text/csv",
+        headers={"content-disposition": f'attachment; filename="{filename}"'},
+    )

@@ -1,0 +1,154 @@
+"""The server's configuration file (YAML), validated with errors that name the field and what is allowed.
+
+```yaml
+engine:            # every key optional; see EngineConfig and docs/server.md
+  betting_s: 15
+  round_gap_s: 3
+  auto_open: true
+  reshake_cap: 3
+  pause_timeout_s: 60
+  result_timeout_s: 30
+  chip_unit: 100
+  min_stake: 100
+  max_stake: 1000000
+players:           # wallets opened (once) with this balance; the token authenticates the player
+  - {id: alice, token: alice-secret, balance: 100000}
+supervisors:
+  - {id: pit-boss, token: boss-secret}
+devices:           # NAME: pyserial URL; --device NAME=URL on the command line adds/overrides
+  bowl: /dev/ttyUSB0
+heartbeat_timeout_s: 3.0
+```
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gameserver.model import EngineConfig
+
+_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; the message names the field and the allowed values."""
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who a token belongs to: a player (may act on their own account only) or a supervisor."""
+
+    id: str
+    role: str  # "player" | "supervisor"
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything the server process needs besides its command-line arguments."""
+
+    engine: EngineConfig = field(default_factory=EngineConfig)
+    wallets: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, Principal] = field(default_factory=dict)
+    devices: dict[str, str] = field(default_factory=dict)
+    heartbeat_timeout_s: float = 3.0
+
+
+def _need(cond: bool, where: str, allowed: str) -> None:
+    if not cond:
+        raise ConfigError(f"{where}: {allowed}")
+
+
+def parse_config(raw: object, source: str = "config") -> ServerConfig:
+    """Validate a parsed YAML document. Raises ConfigError naming the first bad field."""
+    if raw is None:
+        raw = {}
+    _need(isinstance(raw, dict), source, "must be a mapping with keys engine, players, supervisors, devices")
+    assert isinstance(raw, dict)
+    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s"}
+    extra = sorted(set(raw) - known)
+    _need(
+        not extra,
+        f"{source}: unknown key {extra[0] if extra else ''}",
+        f"allowed: {', '.join(sorted(known))}",
+    )
+    engine = _engine(raw.get("engine") or {}, f"{source}.engine")
+    tokens: dict[str, Principal] = {}
+    wallets: dict[str, int] = {}
+    for role, key in (("player", "players"), ("supervisor", "supervisors")):
+        entries = raw.get(key) or []
+        _need(isinstance(entries, list), f"{source}.{key}", "must be a list of {id, token, ...} mappings")
+        for i, entry in enumerate(entries):
+            where = f"{source}.{key}[{i}]"
+            _need(isinstance(entry, dict), where, "must be a mapping with id and token")
+            pid, token = entry.get("id"), entry.get("token")
+            _need(
+                isinstance(pid, str) and bool(_ID.match(pid)),
+                f"{where}.id",
+                "1-64 characters of A-Z a-z 0-9 _ . : -",
+            )
+            _need(
+                isinstance(token, str) and len(token) >= 8,
+                f"{where}.token",
+                "a string of at least 8 characters",
+            )
+            _need(token not in tokens, f"{where}.token", "must be unique")
+            tokens[token] = Principal(pid, role)
+            if role == "player":
+                balance = entry.get("balance", 0)
+                _need(
+                    type(balance) is int and balance >= 0, f"{where}.balance", "an integer >= 0 (minor units)"
+                )
+                _need(pid not in wallets, f"{where}.id", "must be unique")
+                wallets[pid] = balance
+    devices = raw.get("devices") or {}
+    _need(isinstance(devices, dict), f"{source}.devices", "must map NAME to a pyserial URL")
+    for name, url in devices.items():
+        _need(isinstance(url, str) and bool(url), f"{source}.devices.{name}", "must be a pyserial URL string")
+    hb = raw.get("heartbeat_timeout_s", 3.0)
+    _need(
+        isinstance(hb, int | float) and not isinstance(hb, bool) and hb > 0,
+        f"{source}.heartbeat_timeout_s",
+        "a number > 0",
+    )
+    return ServerConfig(engine, wallets, tokens, {str(k): str(v) for k, v in devices.items()}, float(hb))
+
+
+def _engine(raw: object, where: str) -> EngineConfig:
+    _need(isinstance(raw, dict), where, "must be a mapping")
+    assert isinstance(raw, dict)
+    types = {f.name: f.type for f in fields(EngineConfig)}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        _need(key in types, f"{where}.{key}", f"unknown key; allowed: {', '.join(types)}")
+        kind = str(types[key])
+        if kind == "bool":
+            _need(isinstance(value, bool), f"{where}.{key}", "true or false")
+        elif kind == "int":
+            _need(type(value) is int, f"{where}.{key}", "an integer")
+        else:
+            _need(
+                isinstance(value, int | float) and not isinstance(value, bool), f"{where}.{key}", "a number"
+            )
+        values[key] = value
+    try:
+        return EngineConfig(**values)
+    except ValueError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def load_config(path: str | Path) -> ServerConfig:
+    """Read and validate a YAML config file. Raises ConfigError for an unreadable file or a bad field."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {str(path)!r}: {exc.strerror}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+    return parse_config(raw, str(path))

@@ -1,0 +1,224 @@
+"""Wire protocol v1 codec (docs/protocol.md), written for the server from the document alone.
+
+:func:`encode` builds a frame; :class:`Decoder` turns bytes in any slicing into :class:`Frame` objects and
+:class:`DecodeError` reports (never raises), applying the checks of §8 in their order.
+"""
+
+from __future__ import annotations
+
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+VERSION = 1
+MAX_FRAME = 128
+SOURCES = frozenset({"BOWL", "SHAKER", "READER", "LAMP", "CONSOLE", "SRV"})
+CONTROL = frozenset({"ACK", "NAK", "HB"})
+_VALUE = re.compile(r"^[A-Za-z0-9._:-]{1,32}$")
+_INT = re.compile(r"^(0|[1-9][0-9]*)$")
+_KEY = re.compile(r"^[a-z_]+$")
+_NAME = re.compile(r"^[A-Z]+$")
+_TAIL = re.compile(rb"\*[0-9A-F]{4}\r\n$")
+
+
+def _one_of(*allowed: str) -> Callable[[str], bool]:
+    return lambda v: v in allowed
+
+
+def _integer(v: str) -> bool:
+    return bool(_INT.match(v))
+
+
+def _seq(v: str) -> bool:
+    return _integer(v) and 1 <= int(v) <= 65535
+
+
+def _value(v: str) -> bool:
+    return bool(_VALUE.match(v))
+
+
+def _faces(alphabet: str) -> Callable[[str], bool]:
+    return lambda v: len(v) == 4 and all(c in alphabet for c in v)
+
+
+_BOOL = _one_of("0", "1")
+_TOKEN = _one_of("0", "1", "2", "3", "-")
+_ANY: dict[str, tuple[tuple[str, Callable[[str], bool]], ...]] = {
+    "HELLO": (("id", _value), ("proto", _integer), ("fw", _value)),
+    "ACK": (("of", _seq),),
+    "NAK": (("of", _seq), ("reason", _one_of("version", "type", "field", "state"))),
+    "HB": (),
+}
+#: (src, TYPE) -> fields in wire order with their validators (§6).
+CATALOGUE: dict[tuple[str, str], tuple[tuple[str, Callable[[str], bool]], ...]] = {
+    **{(src, t): spec for src in SOURCES for t, spec in _ANY.items()},
+    ("BOWL", "ON"): (),
+    ("BOWL", "OFF"): (("touch", _BOOL), ("token", _TOKEN)),
+    ("SHAKER", "START"): (),
+    ("SHAKER", "END"): (),
+    ("SHAKER", "DROP"): (("item", _one_of("bowl", "plate", "token")), ("token", _TOKEN)),
+    ("READER", "RESULT"): (("faces", _faces("RWSU")), ("overlap", _BOOL)),
+    ("READER", "REARRANGED"): (("faces", _faces("RW")),),
+    ("CONSOLE", "TOKENS"): (),
+    ("CONSOLE", "REASSEMBLED"): (),
+    ("CONSOLE", "REARRANGED"): (),
+    ("CONSOLE", "PROBLEM"): (("reason", _one_of("equipment", "reshake_cap")),),
+    ("CONSOLE", "RESOLVED"): (),
+    ("SRV", "OPEN"): (("round", _value), ("ms", _integer)),
+    ("SRV", "CLOSE"): (("round", _value),),
+    ("SRV", "RESHAKE"): (("round", _value), ("reason", _one_of("drop", "standing"))),
+    ("SRV", "PAUSE"): (("round", _value),),
+    ("SRV", "RESUME"): (("round", _value),),
+    ("SRV", "VOID"): (("round", _value), ("clause", _one_of("SH-4a", "SH-4b", "SH-5", "ERR-3"))),
+}
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A valid frame. ``fields`` keep wire order."""
+
+    seq: int
+    src: str
+    type: str
+    fields: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def control(self) -> bool:
+        """ACK, NAK and HB are control frames (seq 0, never acknowledged)."""
+        return self.type in CONTROL
+
+    def get(self, key: str) -> str:
+        """A field's wire value. Raises KeyError if absent."""
+        for k, v in self.fields:
+            if k == key:
+                return v
+        raise KeyError(key)
+
+
+@dataclass(frozen=True)
+class DecodeError:
+    """A refused frame or discarded bytes. ``kind``: garbage|truncated|too_long|syntax|crc|version|type|field.
+    ``nak`` is the NAK reason owed (None: drop silently); ``seq`` the frame's seq when a NAK is owed."""
+
+    kind: str
+    raw: bytes
+    nak: str | None = None
+    seq: int | None = None
+
+
+def crc16(body: bytes) -> int:
+    """CRC-16/CCITT-FALSE (poly 0x1021, init 0xFFFF, no reflection, xorout 0)."""
+    return binascii.crc_hqx(body, 0xFFFF)
+
+
+def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] = ()) -> bytes:
+    """The exact bytes of a frame. Raises ValueError for a message or field values the catalogue refuses."""
+    spec = CATALOGUE.get((src, type_))
+    if spec is None:
+        raise ValueError(f"no message {src} {type_} in the catalogue")
+    if [k for k, _ in fields] != [k for k, _ in spec] or not all(
+        ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
+    ):
+        raise ValueError(f"fields {fields!r} do not match {src} {type_}")
+    if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
+        raise ValueError(f"seq {seq} is not valid for {type_}")
+    body = f"{VERSION} {seq} {src} {type_}" + "".join(f" {k}={v}" for k, v in fields)
+    frame = b"$" + body.encode("ascii") + b"*" + f"{crc16(body.encode('ascii')):04X}".encode() + b"\r\n"
+    if len(frame) > MAX_FRAME:
+        raise ValueError(f"frame is {len(frame)} bytes, over {MAX_FRAME}")
+    return frame
+
+
+def parse(raw: bytes) -> Frame | DecodeError:
+    """Check one complete frame (``$`` to ``\\n``) in the order of §8 step 3."""
+    if not raw.startswith(b"$") or not _TAIL.search(raw):
+        return DecodeError("syntax", raw)
+    body, crc = raw[1:-7], raw[-6:-2]
+    if crc16(body) != int(crc, 16):
+        return DecodeError("crc", raw)
+    try:
+        text = body.decode("ascii")
+    except UnicodeDecodeError:
+        return DecodeError("syntax", raw)
+    parts = text.split(" ")
+    if len(parts) < 4 or any(not p for p in parts):
+        return DecodeError("syntax", raw)
+    ver, seq_s, src, type_ = parts[:4]
+    if not (_integer(ver) and _integer(seq_s) and _NAME.match(src) and _NAME.match(type_)):
+        return DecodeError("syntax", raw)
+    seq = int(seq_s)
+    if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
+        return DecodeError("syntax", raw)
+    nak_seq = None if seq == 0 else seq
+    if int(ver) != VERSION:
+        return DecodeError("version", raw, "version", nak_seq)
+    spec = CATALOGUE.get((src, type_))
+    if spec is None:
+        return DecodeError("type", raw, "type", nak_seq)
+    pairs: list[tuple[str, str]] = []
+    for token in parts[4:]:
+        key, eq, value = token.partition("=")
+        if not eq or not _KEY.match(key) or not _VALUE.match(value):
+            return DecodeError("field", raw, "field", nak_seq)
+        pairs.append((key, value))
+    if [k for k, _ in pairs] != [k for k, _ in spec] or not all(
+        ok(v) for (_, ok), (_, v) in zip(spec, pairs, strict=True)
+    ):
+        return DecodeError("field", raw, "field", nak_seq)
+    frame = Frame(seq, src, type_, tuple(pairs))
+    if not _cross_fields_ok(frame):
+        return DecodeError("field", raw, "field", nak_seq)
+    return frame
+
+
+def _cross_fields_ok(frame: Frame) -> bool:
+    """Rules between fields: OFF touch=1 needs a token (touch=0 needs ``-``); DROP names a token only for
+    item=token."""
+    if (frame.src, frame.type) == ("BOWL", "OFF"):
+        return (frame.get("touch") == "1") == (frame.get("token") != "-")
+    if (frame.src, frame.type) == ("SHAKER", "DROP"):
+        return (frame.get("item") == "token") == (frame.get("token") != "-")
+    return True
+
+
+class Decoder:
+    """Stream resynchronisation of §8: feed bytes in any slicing, get frames and errors in order."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._in_frame = False
+        self._skipping = False  # after too_long: silently discard until the next '$'
+        self._garbage = bytearray()
+
+    def feed(self, data: bytes) -> list[Frame | DecodeError]:
+        """Consume ``data``; return what became complete."""
+        out: list[Frame | DecodeError] = []
+        for byte in data:
+            b = bytes((byte,))
+            if not self._in_frame:
+                if b == b"$":
+                    self._flush_garbage(out)
+                    self._in_frame, self._skipping = True, False
+                    self._buf = bytearray(b)
+                elif not self._skipping:
+                    self._garbage += b
+                continue
+            if b == b"$":
+                out.append(DecodeError("truncated", bytes(self._buf)))
+                self._buf = bytearray(b)
+                continue
+            self._buf += b
+            if b == b"\n":
+                out.append(parse(bytes(self._buf)))
+                self._in_frame = False
+            elif len(self._buf) >= MAX_FRAME:
+                out.append(DecodeError("too_long", bytes(self._buf)))
+                self._in_frame, self._skipping = False, True
+        self._flush_garbage(out)
+        return out
+
+    def _flush_garbage(self, out: list[Frame | DecodeError]) -> None:
+        if self._garbage:
+            out.append(DecodeError("garbage", bytes(self._garbage)))
+            self._garbage = bytearray()
