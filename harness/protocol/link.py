@@ -139,6 +139,7 @@ class Link:
         self.queue.appendleft(self.hello)
         self._next_seq = 1
         self.decoder = FrameDecoder()
+        self._out.clear()  # bytes for the old connection are gone with it
         self.opened = True
         self._last_rx = now
         self._pump(now)

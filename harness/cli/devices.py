@@ -1,0 +1,140 @@
+"""``xocdia-hil devices``: run the emulated table in real time with its five devices on real serial ports.
+
+Prints, per device, the path or URL a game server (or a person with ``python -m serial.tools.miniterm``)
+opens::
+
+    xocdia-hil devices --profile compressed --seed 7 --transport pty
+    xocdia-hil devices --transport rfc2217:7000          # ports 7000-7004, like a lab's ser2net
+    xocdia-hil devices --lamp fixed --no-ack             # no server: the table paces itself; watch with
+    miniterm
+
+Runs until Ctrl-C or ``--duration`` seconds. The clock is :class:`harness.realtime.SelectEnvironment`: it
+waits
+on the device fds, so server frames are answered as they arrive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.cli.common import CliError, non_negative_int
+from harness.devices.emulated import EmulatedTable
+from harness.protocol.messages import DEVICES, Source
+from harness.realtime import SelectEnvironment
+from harness.trace import TraceRecorder, TracingTransport
+from harness.transports.base import Transport, TransportClosed
+from harness.transports.netserver import SerialServer
+from harness.transports.pty import PtyPort
+from simulator.profile import ProfileError, load_profile
+
+TRANSPORT_HELP = "pty (default), rfc2217:PORT or socket:PORT (five TCP ports from PORT)"
+
+
+def parse_transport(text: str) -> tuple[str, int]:
+    """``pty`` -> ("pty", 0); ``rfc2217:7000`` -> ("rfc2217", 7000). Raises ArgumentTypeError naming the
+    value."""
+    if text == "pty":
+        return "pty", 0
+    kind, _, port = text.partition(":")
+    if kind in ("rfc2217", "socket") and port.isdigit() and 1 <= int(port) <= 65531:
+        return kind, int(port)
+    raise argparse.ArgumentTypeError(f"expected {TRANSPORT_HELP}; got {text!r}")
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "devices",
+        help="run the emulated table's devices on real serial ports (pty or RFC 2217 / TCP)",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+    )
+    p.add_argument("--profile", default="compressed", help="profile name or YAML path (default compressed)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+    p.add_argument("--transport", type=parse_transport, default=("pty", 0), help=TRANSPORT_HELP)
+    p.add_argument(
+        "--lamp",
+        choices=("server", "fixed"),
+        default="server",
+        help="server: a game server drives the lamp port (default); fixed: the table opens rounds itself",
+    )
+    p.add_argument("--no-ack", action="store_true", help="do not wait for ACKs (nothing answers a terminal)")
+    p.add_argument("--duration", type=positive_float, default=None, help="stop after this many seconds")
+    p.add_argument("--trace", type=Path, default=None, help="save the serial trace to PATH.jsonl, PATH.txt")
+    p.set_defaults(func=run)
+
+
+def _open_transports(kind: str, base_port: int, link_dir: Path) -> dict[Source, Transport]:
+    opened: dict[Source, Transport] = {}
+    try:
+        for i, src in enumerate(DEVICES):
+            name = src.value.lower()
+            if kind == "pty":
+                opened[src] = PtyPort(name, link_dir)
+            else:
+                opened[src] = SerialServer(name, "127.0.0.1", base_port + i, rfc2217=kind == "rfc2217")
+    except TransportClosed as exc:
+        for transport in opened.values():
+            transport.close()
+        raise CliError(str(exc)) from None
+    return opened
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        profile = load_profile(args.profile)
+    except ProfileError as exc:
+        raise CliError(str(exc)) from None
+    kind, base_port = args.transport
+    link_dir = Path(tempfile.mkdtemp(prefix="xocdia-devices-"))
+    transports = _open_transports(kind, base_port, link_dir)
+    recorder = TraceRecorder() if args.trace is not None else None
+    wired: dict[Source, Transport] = {
+        src: TracingTransport(t, recorder, src.value) if recorder is not None else t
+        for src, t in transports.items()
+    }
+    env = SelectEnvironment()
+    table = EmulatedTable(
+        profile, args.seed, wired, env=env, server_lamp=args.lamp == "server", require_ack=not args.no_ack
+    )
+    env.fds = table.hub.fds
+    env.on_ready = table.wake
+    for src, transport in transports.items():
+        extra = f" -> {transport.slave_path}" if isinstance(transport, PtyPort) else ""
+        print(f"{src.value:<8} {transport.address}{extra}")
+    print(f"watch one: {sys.executable} -m serial.tools.miniterm {transports[Source.BOWL].address} 115200")
+    sys.stdout.flush()
+    try:
+        env.sync()
+        if args.duration is not None:
+            env.run(until=env.now + args.duration)
+        else:
+            env.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        table.hub.close()
+        with contextlib.suppress(OSError):
+            shutil.rmtree(link_dir)
+        if recorder is not None:
+            with open(f"{args.trace}.jsonl", "w", encoding="utf-8") as out:
+                recorder.write_jsonl(out)
+            with open(f"{args.trace}.txt", "w", encoding="utf-8") as out:
+                recorder.write_text(out)
+    ended = table.table.rounds_ended
+    lag_ms = env.max_lag * 1000
+    print(f"stopped after {env.now:.1f} s; {ended} rounds ended at the table; max lag {lag_ms:.1f} ms")
+    return 0

@@ -1,0 +1,105 @@
+"""An emulated table: the simulator's :class:`~simulator.table.Table` plus its five serial devices.
+
+Every ground-truth event goes through :class:`~harness.devices.translate.EventTranslator` to the device that
+would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port
+are set on
+the simulator's lamp, which the simulated dealer follows. The device ends are serviced by a SimPy
+process, so the
+same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
+(:class:`harness.realtime.SelectEnvironment`, ptys or serial servers).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import simpy
+
+from harness.devices.hub import DeviceHub, EventHandler
+from harness.devices.lamp import LampDriver
+from harness.devices.translate import EventTranslator
+from harness.protocol.messages import Message, Source
+from harness.transports.base import Transport
+from simulator.events import Event
+from simulator.lamp import Lamp
+from simulator.profile import Profile
+from simulator.script import Script
+from simulator.table import Table
+
+
+class EmulatedTable:
+    """A simulated table whose devices speak the wire protocol.
+
+    Args:
+        profile, seed: the simulator's table profile and root seed.
+        transports: the device end of each device's line (absent devices send nothing).
+        env: the SimPy environment (virtual time by default; a ``SelectEnvironment`` for real time).
+        server_lamp: True (default) when a game server drives the lamp; False to let the simulator's fixed
+            schedule open and close rounds (the lamp port then only reports HELLO/HB).
+        require_ack: False when nothing acknowledges frames (a person watching with a terminal).
+        players: number of simulated players (default: the profile's).
+        script: forced incidents (see :mod:`simulator.script`).
+        on_event: called with every link event of every device.
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        seed: int,
+        transports: Mapping[Source, Transport],
+        *,
+        env: simpy.Environment | None = None,
+        server_lamp: bool = True,
+        require_ack: bool = True,
+        players: int | None = None,
+        script: Script | None = None,
+        on_event: EventHandler | None = None,
+    ) -> None:
+        self.env = env if env is not None else simpy.Environment()
+        self.lamp = Lamp(self.env) if server_lamp else None
+        self.driver = LampDriver(self.lamp) if self.lamp is not None else None
+        self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
+        self.hub = DeviceHub(transports, on_command=self._command, on_event=on_event, require_ack=require_ack)
+        self.table = Table(
+            profile,
+            seed,
+            env=self.env,
+            lamp=self.lamp,
+            listeners=(self._on_event,),
+            players=players,
+            script=script,
+        )
+        self._wake: simpy.Event = self.env.event()
+        for transport in transports.values():
+            transport.notify(self.wake)
+        self.env.process(self._service())
+
+    def _on_event(self, event: Event) -> None:
+        for src, message in self.translator(event):
+            if src in self.hub.ports:
+                self.hub.send(src, message, self.env.now)
+        self.wake()
+
+    def _command(self, src: Source, message: Message, now: float) -> None:
+        if src is Source.LAMP and self.driver is not None:
+            self.driver.apply(message, now)
+
+    def wake(self, *_args: Any) -> None:
+        """Service the devices at once (e.g. input is waiting). Safe to call many times."""
+        if not self._wake.triggered:
+            self._wake.succeed()
+
+    def _service(self) -> Generator[simpy.Event, Any, None]:
+        env, hub = self.env, self.hub
+        hub.start(env.now)
+        while True:
+            deadline = hub.service(env.now)
+            wake = self._wake
+            if deadline is None:
+                yield wake
+            else:
+                yield env.timeout(max(deadline - env.now, 0.0)) | wake
+            if wake.triggered:
+                self._wake = env.event()

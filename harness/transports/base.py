@@ -1,0 +1,70 @@
+"""The transport interface every device port goes through.
+
+A transport is one side of one serial line. It is opened when constructed, and:
+
+- :meth:`Transport.read` returns the bytes available within ``timeout`` seconds (``b""`` if none), never
+  blocks
+  longer, and raises :class:`TransportClosed` when the port is gone (unplugged, peer closed for good);
+- :meth:`Transport.write` sends bytes without blocking; bytes a port cannot take (nobody reading a pty,
+  no client
+  on a serial server) are lost as on a real wire and counted in ``dropped``;
+- :attr:`Transport.connected` is False while unplugged or while nobody is on the other side of a server;
+- :meth:`Transport.fds` lists file descriptors a selector can wait on (empty: poll it);
+- :meth:`Transport.notify` registers a wake-up for transports without fds;
+- :meth:`Transport.tick` does time-driven work (latency faults) and says when it needs the next tick.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+
+
+class TransportClosed(OSError):
+    """The port is gone: unplugged, closed, or the device file disappeared."""
+
+
+class Transport(ABC):
+    """One side of one serial line (see the module docstring for the guarantees)."""
+
+    name: str
+    dropped: int = 0
+
+    @property
+    @abstractmethod
+    def address(self) -> str:
+        """What the other side opens: a device path, a pyserial URL, or a description."""
+
+    @property
+    def connected(self) -> bool:
+        return True
+
+    @abstractmethod
+    def read(self, timeout: float = 0.0) -> bytes:
+        """Bytes available within ``timeout`` s (b"" if none). Raises TransportClosed when gone."""
+
+    @abstractmethod
+    def write(self, data: bytes) -> None:
+        """Send ``data`` without blocking. Raises TransportClosed when gone."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the port; idempotent."""
+
+    def fds(self) -> list[int]:
+        """File descriptors that become readable when :meth:`read` has work; [] means poll."""
+        return []
+
+    def notify(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when bytes arrive, for transports without fds (in-memory); default: never."""
+        del callback  # ports with fds are woken by a selector instead
+
+    def tick(self, now: float) -> float | None:
+        """Do time-driven work due at ``now``; returns when the next tick is needed (None: never)."""
+        return None
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
