@@ -21,6 +21,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.simulate",
     "harness.cli.rtp",
     "harness.cli.audit",
+    "harness.cli.devices",
 )
 
 
