@@ -1,0 +1,161 @@
+"""``xocdia-server``: start the reference game server.
+
+    xocdia-server --db PATH --device NAME=URL ... --port N [--host H] [--config FILE] [--trace FILE]
+
+Refuses to start, with one line on stderr and exit status 2, on a bad port, a port in use, an unopenable
+device, an unwritable database or a bad config. Once serving it prints
+``xocdia-server: listening on http://HOST:PORT`` on stdout (``--port 0`` picks a free port).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import socket
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+import uvicorn
+
+from gameserver.api import Api
+from gameserver.config import ConfigError, ServerConfig, load_config
+from gameserver.events import TableReport
+from gameserver.gateway import DeviceError, DeviceGateway, DevicePort, open_serial
+from gameserver.service import GameService
+from gameserver.sqlite_ledger import LedgerError, SqliteLedger
+
+
+class StartError(Exception):
+    """The server cannot start; the message says why."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"xocdia-server: error: {message}\n")
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be an integer 0-65535, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {value}")
+    return value
+
+
+def _device(text: str) -> tuple[str, str]:
+    name, eq, url = text.partition("=")
+    if not eq or not name or not url:
+        raise argparse.ArgumentTypeError(f"device must be NAME=URL, got {text!r}")
+    return name, url
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser."""
+    p = _Parser(prog="xocdia-server", description="Reference Xoc Dia game server (system under test).")
+    p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
+    p.add_argument("--port", required=True, type=_port, help="TCP port for HTTP/WebSocket (0: any free port)")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument(
+        "--device", action="append", type=_device, default=[], metavar="NAME=URL",
+        help="a table device's pyserial URL; repeatable (the port named 'lamp' gets lamp commands)",
+    )  # fmt: skip
+    p.add_argument("--config", help="YAML config file (players, supervisors, engine settings, devices)")
+    p.add_argument(
+        "--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)"
+    )
+    p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    try:
+        sock = socket.create_server((host, port), backlog=2048)
+    except OSError as exc:
+        raise StartError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    return sock
+
+
+def serve(args: argparse.Namespace) -> int:
+    """Start everything, serve until SIGINT/SIGTERM, then shut down. Raises StartError before serving."""
+    try:
+        config = load_config(args.config) if args.config else ServerConfig()
+    except ConfigError as exc:
+        raise StartError(str(exc)) from None
+    devices = {**config.devices, **dict(args.device)}
+    try:
+        ledger = SqliteLedger(args.db)
+    except LedgerError as exc:
+        raise StartError(str(exc)) from None
+    ports: dict[str, DevicePort] = {}
+    trace: TextIO | None = None
+    with contextlib.ExitStack() as stack:
+        stack.callback(ledger.close)
+        for name, url in devices.items():
+            try:
+                ports[name] = open_serial(name, url)
+            except DeviceError as exc:
+                for port in ports.values():
+                    port.close()
+                raise StartError(str(exc)) from None
+        sock = _listen(args.host, args.port)
+        stack.callback(sock.close)
+        if devices:
+            trace_path = Path(args.trace or f"{args.db}.serial.jsonl")
+            try:
+                trace = stack.enter_context(trace_path.open("a", encoding="utf-8"))
+            except OSError as exc:
+                raise StartError(f"cannot write trace {str(trace_path)!r}: {exc.strerror}") from None
+        try:
+            service = GameService(config.engine, ledger, time.time, config.wallets)
+        except LedgerError as exc:
+            raise StartError(str(exc)) from None
+
+        def submit(report: TableReport) -> None:
+            service.submit(lambda e: e.report(report))
+
+        gateway = DeviceGateway(ports, submit, config.heartbeat_timeout_s, trace)
+        service.subscribe(gateway.on_events)
+
+        def health() -> dict[str, Any]:
+            return {"devices": gateway.status()}
+
+        api = Api(service, config.tokens, health)
+        service.start()
+        stack.callback(service.stop)
+        gateway.start()
+        stack.callback(gateway.stop)
+        host, port = sock.getsockname()[:2]
+        print(f"xocdia-server: listening on http://{host}:{port}", flush=True)
+        loop = "uvloop" if sys.platform != "win32" else "asyncio"
+        server = uvicorn.Server(
+            uvicorn.Config(
+                api.app(), loop=loop, http="httptools", ws="websockets-sansio", lifespan="on",
+                access_log=False, log_level=args.log_level, timeout_keep_alive=30,
+            )
+        )  # fmt: skip
+        server.run(sockets=[sock])
+        return 1 if service.failure else 0
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status (2: refused to start)."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), format="xocdia-server: %(name)s: %(message)s")
+    try:
+        return serve(args)
+    except StartError as exc:
+        print(f"xocdia-server: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""The device gateway: opens the configured serial ports by pyserial URL, speaks the wire protocol on each,
+turns device frames into engine :class:`~gameserver.events.TableReport`s, reports a silent device as a
+PROBLEM (ERR-1 during a round), drives the table lamp from engine events, and records every byte it received
+or sent in a JSON-lines trace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import queue
+import threading
+import time
+from collections.abc import Callable
+from typing import Protocol, TextIO
+
+import serial
+
+from gameserver.events import Event, EventKind, ReportKind, TableReport
+from gameserver.link import ServerLink
+from gameserver.protocol import DecodeError, Decoder, Frame
+
+_LampCmd = tuple[str, tuple[tuple[str, str], ...]]
+
+
+class DevicePort(Protocol):
+    """A byte pipe to one device. ``read`` waits at most its timeout and may return b""."""
+
+    def read(self, size: int) -> bytes: ...
+    def write(self, data: bytes) -> int | None: ...
+    def close(self) -> None: ...
+
+
+class DeviceError(Exception):
+    """A configured device cannot be opened."""
+
+
+def open_serial(name: str, url: str) -> DevicePort:
+    """Open a pyserial URL (a device path, ``socket://``, ``rfc2217://``, ``loop://`` ...) at 115200 8N1,
+    no flow control, with a 50 ms read timeout. Raises DeviceError naming the device and URL."""
+    try:
+        port: DevicePort = serial.serial_for_url(
+            url, baudrate=115200, bytesize=8, parity="N", stopbits=1, timeout=0.05, write_timeout=1.0
+        )
+    except (serial.SerialException, ValueError, OSError) as exc:
+        raise DeviceError(f"cannot open device {name} at {url!r}: {exc}") from None
+    return port
+
+
+def to_report(device: str, frame: Frame) -> TableReport | None:
+    """The engine report a device frame stands for; None for frames that are recorded only (HELLO,
+    CONSOLE TOKENS/REASSEMBLED/REARRANGED)."""
+    key = (frame.src, frame.type)
+    if key == ("BOWL", "ON"):
+        return TableReport(ReportKind.BOWL_ON, device)
+    if key == ("BOWL", "OFF"):
+        touch = frame.get("touch") == "1"
+        return TableReport(ReportKind.BOWL_OFF, device, touch=touch, detail=f"token {frame.get('token')}")
+    if key == ("SHAKER", "START"):
+        return TableReport(ReportKind.SHAKE_START, device)
+    if key == ("SHAKER", "END"):
+        return TableReport(ReportKind.SHAKE_END, device)
+    if key == ("SHAKER", "DROP"):
+        return TableReport(ReportKind.DROP, device, detail=f"{frame.get('item')} {frame.get('token')}")
+    if key == ("READER", "RESULT"):
+        return TableReport(
+            ReportKind.RESULT, device, faces=frame.get("faces"), overlap=frame.get("overlap") == "1"
+        )
+    if key == ("READER", "REARRANGED"):
+        return TableReport(ReportKind.REARRANGED, device, faces=frame.get("faces"))
+    if key == ("CONSOLE", "PROBLEM"):
+        return TableReport(ReportKind.PROBLEM, device, detail=f"console {frame.get('reason')}")
+    if key == ("CONSOLE", "RESOLVED"):
+        return TableReport(ReportKind.RESOLVED, device)
+    return None
+
+
+def lamp_command(event: Event) -> _LampCmd | None:
+    """The lamp frame (type, fields) an engine event calls for, or None."""
+    rid = str(event.round_id)
+    d = event.data
+    if event.kind is EventKind.ROUND_OPENED:
+        return "OPEN", (("round", rid), ("ms", str(max(0, round((d["closes_at"] - event.at) * 1000)))))
+    if event.kind is EventKind.BETTING_CLOSED:
+        return "CLOSE", (("round", rid),)
+    if event.kind is EventKind.RESHAKE:
+        return "RESHAKE", (("round", rid), ("reason", d["reason"]))
+    if event.kind is EventKind.ROUND_PAUSED:
+        return "PAUSE", (("round", rid),)
+    if event.kind is EventKind.ROUND_RESUMED:
+        return "RESUME", (("round", rid),)
+    if event.kind is EventKind.ROUND_VOIDED:
+        return "VOID", (("round", rid), ("clause", d["clause"]))
+    if event.kind is EventKind.ROUND_CANCELLED:
+        return "VOID", (("round", rid), ("clause", "ERR-3"))
+    return None
+
+
+class DeviceGateway:
+    """One thread per port. ``submit`` receives every report (it must not block for long)."""
+
+    def __init__(
+        self,
+        ports: dict[str, DevicePort],
+        submit: Callable[[TableReport], None],
+        silence_s: float = 3.0,
+        trace: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.ports = ports
+        self._submit = submit
+        self._silence_s = silence_s
+        self._trace = trace
+        self._trace_lock = threading.Lock()
+        self._clock = clock
+        self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
+        self.links: dict[str, ServerLink] = {}
+        self._running = False
+        self._threads = [
+            threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports
+        ]
+
+    def start(self) -> None:
+        """Open the links (HELLO on every port) and start the port threads."""
+        now = self._clock()
+        for name in self.ports:
+            self.links[name] = ServerLink(name, now, self._silence_s)
+        self._running = True
+        for t in self._threads:
+            t.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        """Stop the threads (bounded) and close the ports."""
+        self._running = False
+        for t in self._threads:
+            if t.is_alive():
+                t.join(timeout)
+        for port in self.ports.values():
+            with contextlib.suppress(Exception):  # closing a port that already failed is not worth surfacing
+                port.close()
+
+    def on_events(self, events: list[Event]) -> None:
+        """Engine subscriber: queue lamp commands (sent on the lamp port by its own thread)."""
+        for event in events:
+            cmd = lamp_command(event)
+            if cmd is not None:
+                for q in self._lamp.values():
+                    q.put(cmd)
+
+    def status(self) -> dict[str, dict[str, object]]:
+        """Per device: link up, peer name."""
+        return {n: {"up": link.up, "peer": link.peer} for n, link in self.links.items()}
+
+    def _record(self, device: str, direction: str, raw: bytes, note: str = "") -> None:
+        if self._trace is None or not raw:
+            return
+        line: dict[str, object] = {"t": self._clock(), "device": device, "dir": direction}
+        line["bytes"] = raw.decode("latin-1")
+        if note:
+            line["note"] = note
+        with self._trace_lock:
+            self._trace.write(json.dumps(line) + "\n")
+            self._trace.flush()
+
+    def _serve(self, name: str) -> None:
+        port, link, decoder, lamp = self.ports[name], self.links[name], Decoder(), self._lamp[name]
+        is_lamp = name.lower() == "lamp"
+        while self._running:
+            try:
+                out = link.take_output()
+                if out:
+                    port.write(out)
+                    self._record(name, "tx", out)
+                data = port.read(256)
+            except (serial.SerialException, OSError) as exc:
+                self._submit(TableReport(ReportKind.PROBLEM, name, detail=f"gateway error: {exc}"))
+                time.sleep(0.5)
+                continue
+            now = self._clock()
+            self._record(name, "rx", data)
+            for item in decoder.feed(data):
+                if isinstance(item, DecodeError):
+                    self._record(name, "error", item.raw, item.kind)
+                frame = link.receive(item, now)
+                report = None if frame is None else to_report(name, frame)
+                if report is not None:
+                    self._submit(report)
+            while not lamp.empty():
+                type_, fields = lamp.get()
+                if is_lamp or link.peer == "LAMP":
+                    link.send(type_, fields, now)
+            if link.tick(now):
+                self._submit(TableReport(ReportKind.PROBLEM, name, detail="link down: device silent"))

@@ -1,0 +1,118 @@
+"""The server end of one device port (docs/protocol.md §4-§5), sans I/O: feed it decoded items and the time,
+take the bytes it wants written. Stop-and-wait for data frames, 200 ms retransmission (5 fast, then every
+second, never dropping), duplicate suppression, 1 s heartbeats, link down after ``silence_s`` of silence.
+
+Deliberate leniency: a data frame that arrives before the peer's HELLO is accepted (not NAKed ``state``), so
+a server restarted under running devices is not locked out until each device re-opens its port.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from gameserver.protocol import DecodeError, Frame, encode
+
+RETRY_S = 0.2
+FAST_RETRIES = 5
+SLOW_RETRY_S = 1.0
+HEARTBEAT_S = 1.0
+
+
+@dataclass
+class _Flight:
+    seq: int
+    raw: bytes
+    due: float
+    tries: int = 0
+
+
+class ServerLink:
+    """Protocol state of one port. ``up`` is True while frames keep arriving."""
+
+    def __init__(self, name: str, now: float, silence_s: float = 3.0, server_id: str = "SRV-ref") -> None:
+        self.name = name
+        self.silence_s = silence_s
+        self.peer: str | None = None  # src of the peer's frames (BOWL, LAMP, ...)
+        self.up = True  # expected up from the start: a device silent since we opened the port is reported
+        self._hello = (("id", server_id), ("proto", "1"), ("fw", "0.1.0"))
+        self._seq = 0
+        self._queue: deque[tuple[str, tuple[tuple[str, str], ...]]] = deque()
+        self._flight: _Flight | None = None
+        self._last_rx_seq: int | None = None
+        self._last_rx = now
+        self._last_tx = now
+        self._out = bytearray()
+        self.refused: list[tuple[int, str]] = []  # (seq, reason) of our frames the peer NAKed
+        self.send("HELLO", self._hello, now)
+
+    def send(self, type_: str, fields: tuple[tuple[str, str], ...], now: float) -> None:
+        """Queue a data frame from SRV (HELLO or a lamp command); sent when nothing else is in flight."""
+        self._queue.append((type_, fields))
+        self._pump(now)
+
+    def take_output(self) -> bytes:
+        """Bytes to write to the port now."""
+        out, self._out = bytes(self._out), bytearray()
+        return out
+
+    def _write(self, raw: bytes, now: float) -> None:
+        self._out += raw
+        self._last_tx = now
+
+    def _pump(self, now: float) -> None:
+        if self._flight is not None or not self._queue:
+            return
+        type_, fields = self._queue.popleft()
+        self._seq = self._seq % 65535 + 1
+        raw = encode(self._seq, "SRV", type_, fields)
+        self._flight = _Flight(self._seq, raw, now + RETRY_S)
+        self._write(raw, now)
+
+    def receive(self, item: Frame | DecodeError, now: float) -> Frame | None:
+        """Handle one decoded item; returns the frame to act on (new device data), else None."""
+        if isinstance(item, DecodeError):
+            if item.nak is not None and item.seq is not None:
+                self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", item.nak))), now)
+            return None
+        self._last_rx = now
+        self.up = True
+        if item.src != "SRV":
+            self.peer = item.src
+        if item.type in ("ACK", "NAK"):
+            flight = self._flight
+            if flight is not None and int(item.get("of")) == flight.seq:
+                if item.type == "NAK":
+                    self.refused.append((flight.seq, item.get("reason")))
+                self._flight = None
+                self._pump(now)
+            return None
+        if item.type == "HB":
+            return None
+        if item.src == "SRV":  # a server never receives SRV messages
+            self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "type"))), now)
+            return None
+        if item.type == "HELLO":
+            if item.get("proto") != "1":
+                self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "version"))), now)
+                return None
+            self._last_rx_seq = None
+        self._write(encode(0, "SRV", "ACK", (("of", str(item.seq)),)), now)
+        if item.seq == self._last_rx_seq:
+            return None  # duplicate: acknowledged again, not acted on
+        self._last_rx_seq = item.seq
+        return item
+
+    def tick(self, now: float) -> bool:
+        """Run the timers; returns True exactly when the link has just gone down (silence)."""
+        flight = self._flight
+        if flight is not None and now >= flight.due:
+            flight.tries += 1
+            flight.due = now + (RETRY_S if flight.tries < FAST_RETRIES else SLOW_RETRY_S)
+            self._write(flight.raw, now)
+        if now - self._last_tx >= HEARTBEAT_S:
+            self._write(encode(0, "SRV", "HB"), now)
+        if self.up and now - self._last_rx >= self.silence_s:
+            self.up = False
+            return True
+        return False
