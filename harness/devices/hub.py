@@ -89,13 +89,13 @@ class DeviceHub:
         input)."""
         deadlines: list[float] = []
         for port in self.ports.values():
+            tick = port.transport.tick(now)  # first: it may accept a client or release delayed bytes
             self._check_connection(port, now)
             if port.connected:
                 self._read(port, now)
                 self._dispatch(port, port.link.poll(now), now)
                 self._flush(port, now)
             nxt = port.link.next_deadline() if port.connected else None
-            tick = port.transport.tick(now)
             deadlines += [t for t in (nxt, tick) if t is not None]
         return min(deadlines) if deadlines else None
 

@@ -89,6 +89,12 @@ class SerialServer(Transport):
             fds.append(self.client.fileno())
         return fds
 
+    def tick(self, now: float) -> float | None:
+        """Accept a waiting client (so :attr:`connected` turns True before any byte is read)."""
+        if self.listener.fileno() >= 0:
+            self._accept()
+        return None
+
     def _accept(self) -> None:
         try:
             sock, _addr = self.listener.accept()
