@@ -24,9 +24,10 @@ PLAYERS = {
 SUPERVISOR_TOKEN = "boss-token-99"
 
 
-def write_config(path: Path, **engine: Any) -> Path:
-    """A config file with three players, one supervisor and the given engine settings."""
-    doc = {
+def write_config(path: Path, top: dict[str, Any] | None = None, **engine: Any) -> Path:
+    """A config file with three players, one supervisor, the given engine settings and top-level keys."""
+    doc: dict[str, Any] = {
+        **(top or {}),
         "engine": engine,
         "players": [{"id": p, "token": t, "balance": b} for p, (t, b) in PLAYERS.items()],
         "supervisors": [{"id": "boss", "token": SUPERVISOR_TOKEN}],

@@ -1,0 +1,213 @@
+"""End to end: five table devices on real ptys (driven with the server's own codec from the test side),
+the server process opening them by path, and HTTP players; rounds settle, void and re-shake correctly."""
+
+from __future__ import annotations
+
+import os
+import select
+import threading
+import time
+import tty
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from gs_process import PLAYERS, ServerProcess, write_config
+
+from gameserver.protocol import Decoder, Frame, encode
+
+Fields = tuple[tuple[str, str], ...]
+
+
+class PtyDevice:
+    """The device end of one pty: answers the server's data frames with ACK, sends HB, sends data frames
+    stop-and-wait, and keeps every frame it received."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.master, self.slave = os.openpty()
+        tty.setraw(self.master)
+        tty.setraw(self.slave)
+        self.path = os.ttyname(self.slave)
+        self.received: list[Frame] = []
+        self._acks: set[int] = set()
+        self._seq = 0
+        self._lock = threading.Lock()
+        self._running = True
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _write(self, raw: bytes) -> None:
+        with self._lock:
+            os.write(self.master, raw)
+
+    def _read(self) -> None:
+        decoder = Decoder()
+        last_hb = 0.0
+        while self._running:
+            ready, _, _ = select.select([self.master], [], [], 0.05)
+            if ready:
+                try:
+                    data = os.read(self.master, 4096)
+                except OSError:
+                    return
+                for item in decoder.feed(data):
+                    if not isinstance(item, Frame):
+                        continue
+                    self.received.append(item)
+                    if item.type == "ACK":
+                        self._acks.add(int(item.get("of")))
+                    elif not item.control:
+                        self._write(encode(0, self.src, "ACK", (("of", str(item.seq)),)))
+            if time.monotonic() - last_hb > 0.5:
+                last_hb = time.monotonic()
+                self._write(encode(0, self.src, "HB"))
+
+    def send(self, type_: str, fields: Fields = ()) -> None:
+        """Send one data frame and wait (bounded) for its ACK."""
+        self._seq += 1
+        seq = self._seq
+        self._write(encode(seq, self.src, type_, fields))
+        deadline = time.monotonic() + 5
+        while seq not in self._acks:
+            assert time.monotonic() < deadline, f"no ACK for {self.src} {type_}"
+            time.sleep(0.005)
+
+    def wait_lamp(
+        self, type_: str, after: int = 0, round_id: int | None = None, timeout: float = 10.0
+    ) -> Frame:
+        """The first frame of ``type_`` (for ``round_id`` when given) received at index >= ``after``."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for frame in self.received[after:]:
+                if frame.type == type_ and (round_id is None or frame.get("round") == str(round_id)):
+                    return frame
+            time.sleep(0.01)
+        raise AssertionError(f"no {type_} on {self.src}; got {[f.type for f in self.received]}")
+
+    def close(self) -> None:
+        self._running = False
+        self._thread.join(timeout=2)
+        os.close(self.master)
+        os.close(self.slave)
+
+
+@pytest.fixture
+def table() -> Iterator[dict[str, PtyDevice]]:
+    devices = {name: PtyDevice(name.upper()) for name in ("bowl", "shaker", "reader", "console", "lamp")}
+    yield devices
+    for device in devices.values():
+        device.close()
+
+
+def test_rounds_settle_void_and_reshake_end_to_end(table: dict[str, PtyDevice], tmp_path: Path) -> None:
+    config = write_config(tmp_path / "c.yaml", betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
+    args = ["--config", str(config), "--trace", str(tmp_path / "trace.jsonl")]
+    for name, device in table.items():
+        args += ["--device", f"{name}={device.path}"]
+    server = ServerProcess(tmp_path / "ledger.db", args).start()
+    alice, bob = PLAYERS["alice"][0], PLAYERS["bob"][0]
+    bowl, shaker, reader, console, lamp = (table[n] for n in ("bowl", "shaker", "reader", "console", "lamp"))
+    try:
+        for device in (bowl, shaker, reader, console):
+            device.send("HELLO", (("id", f"{device.src}-0001"), ("proto", "1"), ("fw", "test")))
+
+        def bet(token: str, cid: str, bet_type: str, stake: int, round_id: int) -> None:
+            body = {"client_bet_id": cid, "bet_type": bet_type, "stake": stake, "round_id": round_id}
+            status, reply = server.call("POST", "/v1/bets", token, body)
+            assert status == 201, reply
+
+        def shake() -> None:
+            bowl.send("ON")
+            shaker.send("START")
+            shaker.send("END")
+
+        def records(player: str) -> list[dict[str, object]]:
+            return list(server.call("GET", f"/v1/players/{player}/bets", PLAYERS[player][0])[1]["bets"])
+
+        # Round A: normal round, settled on RRWR (3 reds).
+        mark = len(lamp.received)
+        round_a = int(lamp.wait_lamp("OPEN", mark).get("round"))
+        bet(alice, "a1", "three_red", 1000, round_a)
+        bet(alice, "a2", "odd", 500, round_a)
+        bet(bob, "b1", "big", 2000, round_a)
+        console.send("TOKENS")
+        shake()
+        lamp.wait_lamp("CLOSE", mark, round_a)
+        bowl.send("OFF", (("touch", "0"), ("token", "-")))
+        reader.send("RESULT", (("faces", "RRWR"), ("overlap", "0")))
+        server.wait_for(lambda: all(r["result"] != "pending" for r in records("bob")), what="settlement A")
+        got = {
+            (r["bet_type"], r["result"], r["returned"], r["outcome"])
+            for r in records("alice") + records("bob")
+        }
+        assert got == {
+            ("three_red", "win", 3800, "RRWR"),
+            ("odd", "win", 980, "RRWR"),
+            ("big", "win", 3920, "RRWR"),
+        }
+        assert (
+            server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"]
+            == 100_000 - 1500 + 3800 + 980
+        )
+        assert server.call("GET", "/v1/players/bob/balance", bob)[1]["balance"] == 50_000 - 2000 + 3920
+
+        # Round B: the bowl touches token 2 while lifted (SH-5): void, refunded.
+        mark = len(lamp.received)
+        round_b = int(lamp.wait_lamp("OPEN", mark).get("round"))
+        bet(bob, "b2", "small", 1000, round_b)
+        shake()
+        lamp.wait_lamp("CLOSE", mark, round_b)
+        bowl.send("OFF", (("touch", "1"), ("token", "2")))
+        void = lamp.wait_lamp("VOID", mark, round_b)
+        assert (void.get("round"), void.get("clause")) == (str(round_b), "SH-5")
+        server.wait_for(lambda: records("bob")[-1]["result"] == "refund", what="refund B")
+        assert server.call("GET", "/v1/players/bob/balance", bob)[1]["balance"] == 50_000 - 2000 + 3920
+
+        # Round C: token standing (SH-3) -> RESHAKE on the lamp, then settled on the new shake.
+        mark = len(lamp.received)
+        round_c = int(lamp.wait_lamp("OPEN", mark).get("round"))
+        bet(alice, "a3", "four_white", 100, round_c)
+        shake()
+        lamp.wait_lamp("CLOSE", mark, round_c)
+        bowl.send("OFF", (("touch", "0"), ("token", "-")))
+        reader.send("RESULT", (("faces", "WSWW"), ("overlap", "0")))
+        assert lamp.wait_lamp("RESHAKE", mark, round_c).get("reason") == "standing"
+        shake()
+        bowl.send("OFF", (("touch", "0"), ("token", "-")))
+        reader.send("RESULT", (("faces", "WWWW"), ("overlap", "0")))
+        server.wait_for(lambda: records("alice")[-1]["result"] == "win", what="settlement C")
+        assert records("alice")[-1]["returned"] == 1500
+        outcomes = server.call("GET", "/v1/outcomes.csv", alice)[1].splitlines()
+        by_round = {line.split(",")[0]: line.split(",")[:5] for line in outcomes[1:]}
+        assert [by_round[str(r)] for r in (round_a, round_b, round_c)] == [
+            [str(round_a), "settled", "RRWR", "3", "0"],
+            [str(round_b), "void", "", "", "0"],
+            [str(round_c), "settled", "WWWW", "0", "1"],
+        ]
+        health = server.call("GET", "/health")[1]
+        assert health["devices"]["lamp"]["peer"] == "LAMP" and health["devices"]["bowl"]["up"] is True
+    finally:
+        server.stop()
+    trace = (tmp_path / "trace.jsonl").read_text()
+    assert "READER RESULT faces=RRWR" in trace and "SRV OPEN round=" in trace
+
+
+def test_a_silent_device_pauses_the_round(tmp_path: Path) -> None:  # ERR-1: device silent during a round
+    bowl = PtyDevice("BOWL")
+    bowl._running = False  # this device never says anything, not even heartbeats
+    bowl._thread.join(timeout=2)
+    config = write_config(tmp_path / "c.yaml", {"heartbeat_timeout_s": 0.5}, betting_s=30)
+    server = ServerProcess(tmp_path / "ledger.db", ["--config", str(config), "--device", f"bowl={bowl.path}"])
+    server.start()
+    try:
+        state = server.wait_for(
+            lambda: (s := server.call("GET", "/v1/rounds/current", PLAYERS["alice"][0])[1])["paused"] and s,
+            what="pause",
+        )
+        assert "link down" in state["paused"] and "bowl" in state["paused"]
+        assert server.call("GET", "/health")[1]["devices"]["bowl"]["up"] is False
+    finally:
+        server.stop()
+        os.close(bowl.master)
+        os.close(bowl.slave)
