@@ -15,14 +15,14 @@ def reds_stream(p: float, rounds: int, seed: int) -> np.ndarray:
 
 def test_boundary_is_high_early_and_flat_after_the_horizon() -> None:
     d = MonitorDesign()
-    assert d.boundary(500) == pytest.approx(2.692 * 20)
-    assert d.boundary(10_000) == pytest.approx(2.692)
-    assert d.boundary(10_500) == d.boundary(100_000) == pytest.approx(3.87)
+    assert d.boundary(500) == pytest.approx(2.68 * 20)
+    assert d.boundary(10_000) == pytest.approx(2.68)
+    assert d.boundary(10_500) == d.boundary(100_000) == pytest.approx(4.2)
 
 
 def test_all_red_table_alarms_at_the_first_look_it_can() -> None:
-    # every round 4 reds: S = 2n, z = 2√n; the boundary 2.692·10⁴/n is first met at n = 1000 (63.2 ≥ 26.9),
-    # not at n = 500 (44.7 < 53.8)
+    # every round 4 reds: S = 2n, z = 2√n; the boundary 2.68·10⁴/n is first met at n = 1000 (63.2 ≥ 26.8),
+    # not at n = 500 (44.7 < 53.6)
     monitor = BiasMonitor()
     alarm = monitor.feed([4] * 5_000)
     assert alarm is not None
