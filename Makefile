@@ -18,8 +18,8 @@ run: $(STAMP)
 	$(BIN)/xocdia-hil simulate --rounds 2000 --seed 7 --profile standard
 
 lint: $(STAMP)
-	$(BIN)/ruff check simulator harness tests benchmarks
-	$(BIN)/ruff format --check simulator harness tests benchmarks
+	$(BIN)/ruff check simulator harness gameserver tests benchmarks
+	$(BIN)/ruff format --check simulator harness gameserver tests benchmarks
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -31,6 +31,7 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulator.py
+	$(BIN)/python benchmarks/bench_server.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

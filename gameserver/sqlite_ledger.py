@@ -57,6 +57,12 @@ _ROUND_SQL = (
 )
 
 
+_BET_KEYS = (
+    *("bet_id", "client_bet_id", "round_id", "player_id", "placed_at", "bet_type", "stake"),
+    *("balance_before", "balance_after", "request_hash"),
+)
+
+
 class LedgerError(Exception):
     """The database cannot be opened, written or does not hold what the ledger expects."""
 
@@ -108,17 +114,42 @@ class SqliteLedger:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
+            rows = [
+                (e.seq, e.at, str(e.kind), e.round_id, int(e.significant), json.dumps(e.data)) for e in events
+            ]
+            db.executemany(
+                "INSERT INTO events(seq, at, kind, round_id, significant, data) VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            bets: list[tuple[object, ...]] = []
+            wallets: dict[str, int] = {}
             for e in events:
-                db.execute(
-                    "INSERT INTO events(seq, at, kind, round_id, significant, data) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (e.seq, e.at, str(e.kind), e.round_id, int(e.significant), json.dumps(e.data)),
-                )
-                self._apply(db, e)
+                if e.kind is EventKind.BET_ACCEPTED:  # batched: the hot path under load
+                    d = e.data
+                    bets.append(tuple(d[k] for k in _BET_KEYS))
+                    wallets[d["player_id"]] = d["balance_after"]
+                else:
+                    self._flush_bets(db, bets, wallets)
+                    self._apply(db, e)
+            self._flush_bets(db, bets, wallets)
             db.execute("COMMIT")
         except (sqlite3.Error, LedgerError) as exc:
             db.execute("ROLLBACK")
             raise LedgerError(f"append of events {events[0].seq}..{events[-1].seq} failed: {exc}") from exc
+
+    def _flush_bets(
+        self, db: sqlite3.Connection, bets: list[tuple[object, ...]], wallets: dict[str, int]
+    ) -> None:
+        if bets:
+            db.executemany(
+                "INSERT INTO bets(bet_id, client_bet_id, round_id, player_id, placed_at, bet_type, wagered, "
+                "balance_before, balance_after, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                bets,
+            )
+            bets.clear()
+        for player, balance in wallets.items():
+            self._set_wallet(db, player, balance)
+        wallets.clear()
 
     def _apply(self, db: sqlite3.Connection, e: Event) -> None:
         d = e.data
@@ -131,16 +162,6 @@ class SqliteLedger:
                 "INSERT INTO rounds(round_id, phase, opened_at, closes_at) VALUES (?, 'betting', ?, ?)",
                 (e.round_id, e.at, d["closes_at"]),
             )
-        elif e.kind is EventKind.BET_ACCEPTED:
-            db.execute(
-                "INSERT INTO bets(bet_id, client_bet_id, round_id, player_id, placed_at, bet_type, wagered, "
-                "balance_before, balance_after, request_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    d["bet_id"], d["client_bet_id"], d["round_id"], d["player_id"], d["placed_at"],
-                    d["bet_type"], d["stake"], d["balance_before"], d["balance_after"], d["request_hash"],
-                ),
-            )  # fmt: skip
-            self._set_wallet(db, d["player_id"], d["balance_after"])
         elif e.kind is EventKind.BETTING_CLOSED:
             db.execute("UPDATE rounds SET phase = 'closed' WHERE round_id = ?", (e.round_id,))
         elif e.kind is EventKind.RESHAKE:
