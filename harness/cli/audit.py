@@ -1,4 +1,4 @@
-"""``xocdia-hil audit FILE``: fairness tests, the live monitor and (for a bet record) measured RTP of a CSV.
+"""``xocdia-hil audit FILE...``: fairness tests, live monitor and (for a bet record) measured RTP of CSVs.
 
 FILE is an OUTCOMES.csv (one row per round) or a BETS.csv bet-record export; the format is taken from the
 header (see ``docs/statistics.md``). Exit status 0 when every check passes, 1 when a check fails (a
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli.common import CliError
-from harness.stats.audit import AuditResult, audit_file
+from harness.stats.audit import AuditResult, audit_files
 from harness.stats.records import RecordError
 
 
@@ -22,22 +22,25 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "audit", help="fairness tests, bias monitor and measured RTP of OUTCOMES/BETS CSV"
     )
-    p.add_argument("file", type=Path, metavar="FILE", help="OUTCOMES.csv or BETS.csv")
+    p.add_argument(
+        "files", type=Path, nargs="+", metavar="FILE", help="OUTCOMES.csv or BETS.csv (several: merged)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--plots", type=Path, metavar="DIR", help="write PNG plots into DIR")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    path: Path = args.file
-    if not path.is_file():
-        raise CliError(f"{path}: no such file")
+    paths: list[Path] = args.files
+    for path in paths:
+        if not path.is_file():
+            raise CliError(f"{path}: no such file")
     if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
         raise CliError(f"--plots {args.plots}: exists and is not a directory")
     try:
-        result = audit_file(path, args.plots)
+        result = audit_files(paths, args.plots)
     except RecordError as exc:
-        raise CliError(f"{path}: {exc}" if str(path) not in str(exc) else str(exc)) from None
+        raise CliError(str(exc)) from None
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

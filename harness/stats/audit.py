@@ -8,10 +8,11 @@ not failed: with eleven lines at 99 % one such line is expected in about one aud
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from harness.stats.monitor import Alarm, BiasMonitor, Look
 from harness.stats.records import (
     BetRecord,
     OutcomeArrays,
+    RecordError,
     detect_format,
     read_bets,
     read_outcomes,
@@ -33,6 +35,7 @@ from harness.stats.records import (
 from simulator.bets import BetType
 
 NOTIONAL_STAKE = 100
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,17 +140,34 @@ def settlement_mismatches(bets: list[BetRecord]) -> tuple[str, ...]:
 
 
 def audit_file(path: Path, plot_dir: Path | None = None) -> AuditResult:
-    """Read ``path`` (format from its header), run every check, write plots to ``plot_dir`` when given.
+    """:func:`audit_files` of one file."""
+    return audit_files([path], plot_dir)
+
+
+def audit_files(paths: Sequence[Path], plot_dir: Path | None = None) -> AuditResult:
+    """Read ``paths`` (one format, taken from the headers; rows in file order, files in the order given), run
+    every check, and write plots to ``plot_dir`` when given. Several BETS.csv files (e.g. one per player) are
+    merged; a round that appears in several must agree everywhere.
 
     Raises:
-        harness.stats.records.RecordError: the file cannot be read as either format (names line and column).
+        harness.stats.records.RecordError: a file that cannot be read, files of different formats, or
+            disagreeing copies of a round (the message names the file, line and column).
     """
-    kind = detect_format(path)
+    if not paths:
+        raise RecordError("no files to audit")
+    kinds = {path: detect_format(path) for path in paths}
+    kind = kinds[paths[0]]
+    mixed = [str(p) for p, k in kinds.items() if k != kind]
+    if mixed:
+        raise RecordError(
+            f"{', '.join(mixed)}: not {kind.upper()}.csv like {paths[0]}; audit one format at a time"
+        )
+    bets: list[BetRecord] = []
     if kind == "outcomes":
-        stream = to_arrays(read_outcomes(path))
-        bets: list[BetRecord] = []
+        rounds = [r for path in paths for r in _named(path, read_outcomes)]
+        stream = to_arrays(rounds)
     else:
-        bets = read_bets(path)
+        bets = [b for path in paths for b in _named(path, read_bets)]
         stream = to_arrays(rounds_from_bets(bets))
     report = fairness_report(stream)
     monitor = BiasMonitor()
@@ -155,7 +175,16 @@ def audit_file(path: Path, plot_dir: Path | None = None) -> AuditResult:
     lines = tuple(measured_rtp(bets)) if bets else ()
     mismatches = settlement_mismatches(bets)
     made = _plots(plot_dir, stream, bets, monitor.looks) if plot_dir is not None else ()
-    return AuditResult(path, kind, report, monitor.alarm, tuple(monitor.looks), lines, mismatches, made)
+    source = paths[0] if len(paths) == 1 else Path(", ".join(str(p) for p in paths))
+    return AuditResult(source, kind, report, monitor.alarm, tuple(monitor.looks), lines, mismatches, made)
+
+
+def _named(path: Path, reader: Callable[[Path], list[T]]) -> list[T]:
+    try:
+        return reader(path)
+    except RecordError as exc:
+        message = str(exc)
+        raise RecordError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
 
 def _plots(out: Path, stream: OutcomeArrays, bets: list[BetRecord], looks: list[Look]) -> tuple[Path, ...]:

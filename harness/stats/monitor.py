@@ -12,9 +12,9 @@ After ``epoch`` settled rounds without an alarm the test restarts from zero, so 
 epoch. An alarm latches (play should stop, GLI-19 3.3.3) until :meth:`BiasMonitor.reset`.
 
 Design (docs/statistics.md; measured by ``benchmarks/bench_monitor.py``): c₁ = 2.68 spends about 0.85 % false
-alarms in phase 1 and c₂ = 4.2 brings the whole epoch to about 0.88 % (calibrated on 400,000 seeded fair paths);
-a 1 pp per-token bias (P(red) 0.51 or 0.49) is then caught within 10,000 rounds in about 91 % of runs. Changing
-``look``, ``horizon`` or ``epoch`` changes these rates: re-measure with the benchmark.
+alarms in phase 1 and c₂ = 4.2 brings the whole epoch to about 0.88 % (calibrated on 400,000 seeded fair
+paths); a 1 pp per-token bias (P(red) 0.51 or 0.49) is then caught within 10,000 rounds in about 91 % of runs.
+Changing ``look``, ``horizon`` or ``epoch`` changes these rates: re-measure with the benchmark.
 """
 
 from __future__ import annotations

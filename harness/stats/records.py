@@ -1,9 +1,9 @@
 """Readers for the two CSV formats the audit takes: OUTCOMES.csv (one row per round), BETS.csv (one per bet).
 
-OUTCOMES.csv: ``round_id,status,faces,reds,reshakes,ended_at`` — status settled|void|cancelled; faces 4 chars
-of R/W (token 0 first), empty unless settled (may also be empty on a settled round when tokens are not
-identified); reds 0-4, empty unless settled; reshakes a whole number >= 0; ended_at a number (seconds) or
-ISO-8601 time.
+OUTCOMES.csv: ``round_id,status,faces,reds,reshakes,ended_at`` — status settled|void|cancelled (a live
+server's ``in_progress`` row with empty faces, reds and ended_at is skipped); faces 4 chars of R/W (token 0
+first), empty unless settled (may also be empty on a settled round when tokens are not identified); reds 0-4,
+empty unless settled; reshakes a whole number >= 0; ended_at a number (seconds) or ISO-8601 time.
 
 BETS.csv (bet record / game recall export): ``bet_id,round_id,player_id,placed_at,settled_at,bet_type,wagered,
 result,returned,round_status,outcome,reds,balance_before,balance_after`` — result
@@ -114,8 +114,17 @@ def detect_format(path: Path) -> str:
 
 
 def read_outcomes(path: Path) -> list[RoundOutcome]:
-    """Parse an OUTCOMES.csv file. Raises :class:`RecordError` naming the first bad line and column."""
-    return [_outcome_row(row, line) for line, row in _rows(path, OUTCOME_COLUMNS)]
+    """Parse an OUTCOMES.csv file; rows of a round still ``in_progress`` (a live server's current round, with
+    empty faces, reds and ended_at) are skipped.
+
+    Raises:
+        RecordError: naming the first bad line and column.
+    """
+    return [
+        _outcome_row(row, line)
+        for line, row in _rows(path, OUTCOME_COLUMNS)
+        if not (row["status"] == "in_progress" and not (row["faces"] or row["reds"] or row["ended_at"]))
+    ]
 
 
 def read_bets(path: Path) -> list[BetRecord]:

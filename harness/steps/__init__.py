@@ -1,1 +1,1 @@
-"""Step definitions for the pytest-bdd feature bindings, one module per area, loaded via ``pytest_plugins``."""
+"""Step definitions for the pytest-bdd bindings, one module per area, loaded via ``pytest_plugins``."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from stats_helpers import WriteRows, outcome_rows
 
 from harness.paytable import returned
-from harness.stats.audit import audit_file, settlement_mismatches
-from harness.stats.records import read_bets
+from harness.stats.audit import audit_file, audit_files, settlement_mismatches
+from harness.stats.records import RecordError, read_bets
 from harness.stats.settlement import draw_patterns, make_generator
 from simulator.bets import BetType
 
@@ -87,3 +88,19 @@ def test_a_bet_paid_against_the_paytable_fails_the_audit(write_bets: WriteRows) 
     path = write_bets("BETS.csv", rows)
     assert settlement_mismatches(read_bets(path)) == (winner[0],)
     assert not audit_file(path).passed
+
+
+def test_bet_records_of_several_players_are_merged(write_bets: WriteRows, tmp_path: Path) -> None:
+    rows = bets_rows(patterns(0.5, 300, seed=25))
+    first = write_bets("BETS_p1.csv", rows[:300])
+    second = write_bets("BETS_p2.csv", rows[300:])
+    merged = audit_files([first, second])
+    assert merged.fairness.settled == 300
+    assert next(line for line in merged.rtp if line.bet is None).bets == 600
+
+
+def test_mixed_formats_are_refused_by_name(write_bets: WriteRows, write_outcomes: WriteRows) -> None:
+    bets = write_bets("BETS.csv", bets_rows(patterns(0.5, 10, seed=26)))
+    outcomes = write_outcomes("OUTCOMES.csv", outcome_rows([1, 2]))
+    with pytest.raises(RecordError, match=r"OUTCOMES\.csv: not BETS\.csv"):
+        audit_files([bets, outcomes])

@@ -135,3 +135,8 @@ def test_bad_bet_rows_are_named(write_bets: WriteRows, over: dict[str, object], 
     path = write_bets("BETS.csv", [bet_row("b1", "r1"), bet_row("b2", "r1", **over)])
     with pytest.raises(RecordError, match=f"line 3, column {column}"):
         read_bets(path)
+
+
+def test_a_live_servers_in_progress_row_is_skipped(write_outcomes: WriteRows) -> None:
+    path = write_outcomes("OUTCOMES.csv", [*outcome_rows([0b0011]), ["r2", "in_progress", "", "", 0, ""]])
+    assert [r.round_id for r in read_outcomes(path)] == ["r1"]
