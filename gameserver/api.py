@@ -12,6 +12,7 @@ import contextlib
 import csv
 import io
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -41,6 +42,7 @@ STATUS = {
     "unknown_player": 404,
 }
 MAX_BODY = 16 * 1024
+_UINT = re.compile(r"^[0-9]{1,18}$")
 
 
 class ApiError(Exception):
@@ -152,10 +154,12 @@ class Api:
             raise ApiError(503, "unavailable", f"the game engine is unavailable: {exc}") from None
 
     @staticmethod
-    async def _json(request: Request) -> dict[str, Any]:
+    async def _json(request: Request, empty_ok: bool = False) -> dict[str, Any]:
         body = await request.body()
         if len(body) > MAX_BODY:
             raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
+        if empty_ok and not body.strip():
+            return {}
         try:
             data = json.loads(body)
         except (ValueError, UnicodeDecodeError):
@@ -222,8 +226,8 @@ class Api:
     async def _records(self, request: Request) -> list[dict[str, Any]]:
         _, player_id = self._account(request)
         raw = request.query_params.get("round_id")
-        if raw is not None and not raw.isdigit():
-            raise ApiError(422, "invalid_field", "round_id must be a non-negative integer")
+        if raw is not None and not _UINT.match(raw):
+            raise ApiError(422, "invalid_field", "round_id must be an integer 0-999999999999999999")
         rows = await run_in_threadpool(self.service.ledger.bets, player_id, None if raw is None else int(raw))
         return [bet.record(rnd) for bet, rnd in rows]
 
@@ -272,15 +276,15 @@ class Api:
             limit = int(request.query_params.get("limit", "1000"))
         except ValueError:
             raise ApiError(422, "invalid_field", "after and limit must be integers") from None
-        if after < 0 or not 1 <= limit <= 10_000:
-            raise ApiError(422, "invalid_field", "after must be >= 0 and limit 1-10000")
+        if not 0 <= after <= 2**62 or not 1 <= limit <= 10_000:
+            raise ApiError(422, "invalid_field", "after must be 0 to 2**62 and limit 1-10000")
         rows = await run_in_threadpool(self.service.ledger.events, after, limit)
         return JSONResponse({"events": [e.to_json() for e in rows]})
 
     async def supervise(self, request: Request) -> Response:
         self._supervisor(request)
         action = request.path_params["action"]
-        data = await self._json(request)
+        data = await self._json(request, empty_ok=True)
         reason = data.get("reason", "")
         if not isinstance(reason, str) or len(reason) > 200:
             raise ApiError(422, "invalid_field", "reason must be a string of at most 200 characters")
@@ -314,6 +318,7 @@ class Api:
         q: asyncio.Queue[list[Event] | None] = asyncio.Queue()
         entry = (q, who)
         self.streams.add(entry)
+        watcher = asyncio.create_task(self._watch_disconnect(ws, q))
         try:
             await ws.send_json({"kind": "hello", "table": await self._run(_table_state)})
             while True:
@@ -323,12 +328,21 @@ class Api:
                 for e in events:
                     if who.role == "supervisor" or e.kind in PUBLIC:
                         await ws.send_json(e.to_json())
-        except (WebSocketDisconnect, RuntimeError):
+        except (WebSocketDisconnect, RuntimeError, ApiError):
             pass
         finally:
             self.streams.discard(entry)
+            watcher.cancel()
         with contextlib.suppress(Exception):
             await ws.close()
+
+    @staticmethod
+    async def _watch_disconnect(ws: WebSocket, q: asyncio.Queue[list[Event] | None]) -> None:
+        """Wake the stream up when the client goes away (it sends nothing we need)."""
+        with contextlib.suppress(Exception):
+            while (await ws.receive())["type"] != "websocket.disconnect":
+                pass
+        q.put_nowait(None)
 
 
 def _table_state(engine: RoundEngine) -> dict[str, Any]:

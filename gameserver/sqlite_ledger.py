@@ -218,13 +218,14 @@ class SqliteLedger:
     def bets(
         self, player_id: str | None = None, round_id: int | None = None
     ) -> list[tuple[BetRow, RoundRow]]:
-        where, args = [], []
+        where: list[str] = []
+        args: list[object] = []
         if player_id is not None:
             where.append("b.player_id = ?")
             args.append(player_id)
         if round_id is not None:
             where.append("b.round_id = ?")
-            args.append(str(round_id))
+            args.append(round_id)
         sql = _BET_SQL + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY b.bet_id"
         out = []
         for r in self._reader().execute(sql, args):

@@ -255,5 +255,20 @@ def test_no_input_produces_a_5xx(start_server: Callable[..., ServerProcess]) -> 
             assert reply["error"]["code"]
 
     probe()
-    status, _ = server.call("GET", "/v1/players/carol/bets?round_id=abc", CAROL)
-    assert status == 422
+
+    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        path=st.sampled_from(
+            ["/v1/players/carol/bets?round_id=", "/v1/events?after=", "/v1/events?limit=", "/v1/rounds/"]
+        ),
+        value=st.sampled_from(["abc", "-1", "%C2%B2", "99999999999999999999999", "1e3", "%00", ""])
+        | st.integers().map(str),
+    )
+    def query(path: str, value: str) -> None:
+        status, reply = server.call("GET", path + value, BOSS)
+        assert status < 500, (path, value, reply)
+
+    query()
+    assert server.call("GET", "/v1/players/carol/bets?round_id=abc", CAROL)[0] == 422
+    status, reply = server.call("POST", "/v1/supervisor/resume", BOSS, raw=b"")  # an empty body is {}
+    assert status == 200 or reply["error"]["code"] == "not_paused"
