@@ -1,7 +1,7 @@
 """pytest-bdd steps for ``features/rtp.feature`` and ``features/fairness.feature``.
 
-Loaded with ``pytest_plugins = ["harness.steps.stats"]``. Outcome files are real CSV files in ``tmp_path``,
-generated with the package's seeded numpy generator and audited through
+Imported into ``tests/bdd/conftest.py`` (``from harness.steps.stats import *``). Outcome files are real CSV
+files in ``tmp_path``, generated with the package's seeded numpy generator and audited through
 :func:`harness.stats.audit.audit_file`; plots are attached to the allure report when allure is active.
 """
 

@@ -1,13 +1,16 @@
-"""pytest-bdd wiring: step modules load as plugins (pytest-bdd 9 finds steps only in conftest or plugins)."""
+"""pytest-bdd wiring for the feature bindings in this folder.
+
+pytest-bdd 9 finds steps only in conftest modules and plugins, and pytest refuses ``pytest_plugins`` in a
+conftest below the rootdir once the whole suite runs (``pytest`` from the repository root). So each step module's
+names (its step fixtures and shared fixtures) are imported here instead: one ``import *`` line per area.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-pytest_plugins = [
-    "harness.steps.stats",
-]
+from harness.steps.stats import *  # noqa: F403 - step fixtures must live in this conftest's namespace
 
 TAG_PREFIXES = ("clause:", "gli:")
 
