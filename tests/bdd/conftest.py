@@ -1,8 +1,9 @@
 """pytest-bdd wiring for the feature bindings in this folder.
 
 pytest-bdd 9 finds steps only in conftest modules and plugins, and pytest refuses ``pytest_plugins`` in a
-conftest below the rootdir once the whole suite runs (``pytest`` from the repository root). So each step module's
-names (its step fixtures and shared fixtures) are imported here instead: one ``import *`` line per area.
+conftest below the rootdir once the whole suite runs (``pytest`` from the repository root). So each step
+module's names (its step fixtures and shared fixtures) are imported here instead: one ``import *`` line per
+area.
 """
 
 from __future__ import annotations
