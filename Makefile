@@ -32,6 +32,8 @@ test: lint typecheck unit
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulator.py
 	$(BIN)/python benchmarks/bench_server.py
+	$(BIN)/python benchmarks/bench_settlement.py
+	$(BIN)/python benchmarks/bench_monitor.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
