@@ -42,6 +42,7 @@ class EmulatedTable:
         players: number of simulated players (default: the profile's).
         script: forced incidents (see :mod:`simulator.script`).
         on_event: called with every link event of every device.
+        keep_reports: keep every (time, device, message) handed to the devices in :attr:`reports`.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class EmulatedTable:
         players: int | None = None,
         script: Script | None = None,
         on_event: EventHandler | None = None,
+        keep_reports: bool = False,
     ) -> None:
         self.env = env if env is not None else simpy.Environment()
         self.lamp = Lamp(self.env) if server_lamp else None
@@ -71,6 +73,7 @@ class EmulatedTable:
             players=players,
             script=script,
         )
+        self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
         self._wake: simpy.Event = self.env.event()
         for transport in transports.values():
             transport.notify(self.wake)
@@ -80,6 +83,8 @@ class EmulatedTable:
         for src, message in self.translator(event):
             if src in self.hub.ports:
                 self.hub.send(src, message, self.env.now)
+                if self.reports is not None:
+                    self.reports.append((self.env.now, src, message))
         self.wake()
 
     def _command(self, src: Source, message: Message, now: float) -> None:

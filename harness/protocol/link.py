@@ -243,10 +243,11 @@ class Link:
                 )
             flight.due = now + (self.slow_retry if slow else self.retry_after)
             self._emit(flight.raw, now)
-        if self.up and now - self._last_rx >= self.silence:
+        # compare with the same sums next_deadline() returns, so a poll at that deadline always acts
+        if self.up and now >= self._last_rx + self.silence:
             self.up = False
             self._events.append(LinkChanged(False, f"nothing received for {self.silence:g} s"))
-        if self.opened and now - self._last_tx >= self.heartbeat:
+        if self.opened and now >= self._last_tx + self.heartbeat:
             self._control(Heartbeat(), now)
         return self.take_events()
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import binascii
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.protocol.link import Delivered, Link, LinkChanged, Received, Refused
 from harness.protocol.messages import (
@@ -152,3 +154,20 @@ def test_retries_exhausted_marks_link_down_but_keeps_the_frame() -> None:
     assert dev.take_output().startswith(b"$1 1 BOWL HELLO")
     dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 5.1)
     assert dev.take_output().startswith(b"$1 2 BOWL ON*")
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(min_value=0.0, max_value=1e6, allow_nan=False))
+def test_polling_at_the_announced_deadline_always_makes_progress(t0: float) -> None:
+    """Regression: float rounding once made poll(next_deadline()) a no-op, spinning the event loop."""
+    dev = bowl_link()
+    dev.open(t0)
+    dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", t0)
+    for _ in range(5):
+        deadline = dev.next_deadline()
+        assert deadline is not None
+        dev.take_output()
+        dev.poll(deadline)
+        assert dev.take_output() or not dev.up
+        after = dev.next_deadline()
+        assert after is not None and after > deadline
