@@ -31,9 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="xocdia-hil",
         description="Hardware-in-the-loop bench and certification harness for the live Xoc Dia table.",
     )
-    subparsers = parser.add_subparsers(
-        dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser
-    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for module_name in SUBCOMMANDS:
         importlib.import_module(module_name).register(subparsers)
     return parser

@@ -1,0 +1,108 @@
+"""``xocdia-hil simulate``: run the table model standalone and summarise its ground truth."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from simulator import Profile, ProfileError, Script, ScriptError, Table, load_profile
+from simulator.events import RoundEnded
+from simulator.summary import Summary, summarize
+
+OUTCOME_COLUMNS = ("round_id", "status", "faces", "reds", "reshakes", "ended_at")
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "simulate",
+        help="run the table model standalone (virtual time) and summarise the outcomes",
+        description="Run the seeded table model in virtual time and print a summary of its ground truth.",
+    )
+    parser.add_argument("--rounds", type=positive_int, required=True, help="rounds to play (>= 1)")
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="root seed (default 0)")
+    parser.add_argument("--profile", default="standard", help="profile name or YAML path (default standard)")
+    parser.add_argument("--players", type=non_negative_int, help="seats at the table (default: the profile's)")
+    parser.add_argument("--script", type=Path, help="YAML script of forced incidents (see docs/profiles.md)")
+    parser.add_argument("--events", type=Path, metavar="FILE.jsonl", help="write the ground-truth event log")
+    parser.add_argument("--outcomes", type=Path, metavar="FILE.csv", help="write one CSV row per round")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        profile = load_profile(args.profile)
+        script = Script.load(args.script) if args.script else None
+    except (ProfileError, ScriptError) as exc:
+        raise CliError(str(exc)) from None
+    for path in (args.events, args.outcomes):
+        if path is not None and not path.parent.is_dir():
+            raise CliError(f"cannot write {path}: directory {path.parent} does not exist")
+    table = Table(profile, seed=args.seed, script=script, players=args.players)
+    progress = Progress(args.rounds, "simulating")
+    table.run(args.rounds, on_round=progress.update if progress.enabled else None)
+    progress.close()
+    if args.events is not None:
+        with _open_out(args.events) as out:
+            table.log.write_jsonl(out)
+    if args.outcomes is not None:
+        with _open_out(args.outcomes) as out:
+            write_outcomes_csv(table, out)
+    summary = summarize(table.log)
+    if args.json:
+        print(json.dumps(summary.to_dict(args.seed, profile.name), separators=(", ", ": ")))
+    else:
+        print_summary(summary, profile, args.seed, sys.stdout)
+    return 0
+
+
+def _open_out(path: Path) -> TextIO:
+    try:
+        return path.open("w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def write_outcomes_csv(table: Table, out: TextIO) -> None:
+    """OUTCOMES.csv: ``round_id,status,faces,reds,reshakes,ended_at`` (faces/reds empty unless settled)."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(OUTCOME_COLUMNS)
+    for event in table.log.of(RoundEnded):
+        assert isinstance(event, RoundEnded)
+        writer.writerow(
+            [
+                event.round,
+                event.status.value,
+                event.faces or "",
+                "" if event.reds is None else event.reds,
+                event.reshakes,
+                f"{event.t:.6f}",
+            ]
+        )
+
+
+def print_summary(summary: Summary, profile: Profile, seed: int, out: TextIO) -> None:
+    """The human-readable summary."""
+    settled = sum(summary.reds_histogram)
+    print(f"{summary.rounds} rounds, seed {seed}, profile {profile.name}", file=out)
+    print(f"settled {settled}, voided or cancelled {summary.voided}", file=out)
+    print("outcome by number of reds (settled rounds):", file=out)
+    expected = (1, 4, 6, 4, 1)
+    for reds, count in enumerate(summary.reds_histogram):
+        share = count / settled if settled else 0.0
+        print(f"  {reds} red  {count:9d}  {share:7.2%}  (fair {expected[reds] / 16:6.2%})", file=out)
+    print(
+        f"chi-square vs 1-4-6-4-1/16: {summary.chi_square:.3f} (df 4), p = {summary.chi_square_p:.4f}",
+        file=out,
+    )
+    print("incidents:", file=out)
+    for key, value in summary.incidents.items():
+        print(f"  {key.replace('_', ' '):22s} {value:9d}", file=out)
+    if summary.duration_percentiles:
+        parts = ", ".join(f"{k} {v:.2f}" for k, v in summary.duration_percentiles.items())
+        print(f"round duration (s, opening to verdict): {parts}", file=out)

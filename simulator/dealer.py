@@ -1,0 +1,176 @@
+"""The dealer: follows the lamp, handles the tokens, shaker and bowl, and applies the table rules physically.
+
+Per round (GP-1..3): tokens and bowl on, shake, wait for *betting closed*, lift, reveal. The dealer applies the
+rules as a real table does: overlap → spread with the stick, outcome unchanged (SH-1); a drop → reassemble and shake
+again (SH-2); a standing token → shake again (SH-3); forgot to shake, early lift, touch on lift → void (SH-4a,
+SH-4b, SH-5). A round that needs more re-shakes than ``table.max_reshakes`` is an unexpected problem (ERR-1): the
+table pauses, the supervisor comes, and the round is cancelled (ERR-3): equipment that keeps failing is not a problem
+"resolved quickly".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any
+
+from simulator.events import (
+    BowlLifted,
+    BowlPlaced,
+    Dropped,
+    PauseReason,
+    Rearranged,
+    Reassembled,
+    Reshake,
+    ReshakeReason,
+    Revealed,
+    RoundStatus,
+    ShakeEnded,
+    ShakeSkipped,
+    ShakeStarted,
+    TokensPlaced,
+)
+from simulator.incidents import ShakeFacts
+from simulator.lamp import LampState
+from simulator.rng import Stream
+
+if TYPE_CHECKING:
+    from simulator.table import RoundBook, Table
+
+Proc = Generator[Any, Any, Any]
+
+
+class Dealer:
+    """The dealer process of one table."""
+
+    def __init__(self, table: Table, stream: Stream) -> None:
+        self.table = table
+        self.stream = stream
+        self.timing = table.profile.timing
+        self.cap = table.profile.table.max_reshakes
+
+    def run(self) -> Proc:
+        lamp = self.table.lamp
+        while True:
+            signal = yield lamp.opened
+            book = self.table.book_for(signal.round)
+            yield from self._round(book)
+
+    def _round(self, book: RoundBook) -> Proc:
+        table, env, emit, timing, s = self.table, self.table.env, self.table.emit, self.timing, self.stream
+        r = book.round
+        emit(TokensPlaced(env.now, r))
+        yield env.timeout(timing.place.sample(s))
+        emit(BowlPlaced(env.now, r))
+        if book.ended:
+            return
+        if book.plan.forget_shake:
+            emit(ShakeSkipped(env.now, r))
+            facts = table.incidents.shake(r, 1)
+            faces = facts.faces.replace("S", "W")  # tokens laid by hand lie flat
+            overlap = False
+        else:
+            shaken = yield from self._shake(book)
+            if shaken is None:
+                return
+            faces, overlap = shaken.faces, shaken.overlap
+
+        early = False
+        lamp = table.lamp
+        deadline = lamp.signal.deadline
+        if book.plan.early_lift is not None and lamp.state is LampState.BETTING_OPEN and deadline is not None:
+            yield env.timeout(book.plan.early_lift * max(deadline - env.now, 0.0))
+            early = lamp.signal.state is not LampState.BETTING_CLOSED
+        else:
+            proceed = yield from self._wait_for_close(book)
+            if not proceed:
+                return
+            yield env.timeout(timing.react.sample(s))
+        if book.ended:
+            return
+
+        lift_no = 0
+        while True:
+            lift_no += 1
+            yield env.timeout(timing.lift.sample(s))
+            lifted = table.incidents.lift(r, lift_no)
+            emit(BowlLifted(env.now, r, early, lifted.touched, lifted.token))
+            emit(Revealed(env.now, r, faces, overlap))
+            if book.ended:
+                return
+            if book.plan.forget_shake:
+                table.end_round(book, RoundStatus.VOID, "SH-4a")
+                return
+            if early:
+                table.end_round(book, RoundStatus.VOID, "SH-4b")
+                return
+            if lifted.touched:
+                table.end_round(book, RoundStatus.VOID, "SH-5")
+                return
+            if "S" not in faces:
+                break
+            if book.reshakes >= self.cap:
+                yield from self._over_cap(book)
+                return
+            book.reshakes += 1
+            emit(Reshake(env.now, r, ReshakeReason.STANDING, book.reshakes))
+            yield env.timeout(timing.place.sample(s))
+            emit(BowlPlaced(env.now, r))
+            shaken = yield from self._shake(book)
+            if shaken is None:
+                return
+            faces, overlap = shaken.faces, shaken.overlap
+        if overlap:
+            yield env.timeout(timing.rearrange.sample(s))
+            emit(Rearranged(env.now, r, faces))
+        if not book.ended:
+            table.end_round(book, RoundStatus.SETTLED, None, faces)
+
+    def _wait_for_close(self, book: RoundBook) -> Proc:
+        """Wait until the lamp shows *betting closed* for this round; False if the round ended or was voided, or
+        the lamp moved on to another round, meanwhile (the table is cleared without a lift)."""
+        lamp = self.table.lamp
+        while True:
+            signal = lamp.signal
+            if book.ended or signal.round != book.round or signal.state is LampState.VOID:
+                return False
+            if signal.state is LampState.BETTING_CLOSED:
+                return True
+            yield lamp.changed
+
+    def _shake(self, book: RoundBook) -> Proc:
+        """Shake until a shake ends without a drop; returns its facts, or None if the round ended meanwhile."""
+        table, env, emit, timing, s = self.table, self.table.env, self.table.emit, self.timing, self.stream
+        r = book.round
+        while True:
+            book.shakes += 1
+            facts: ShakeFacts = table.incidents.shake(r, book.shakes)
+            emit(ShakeStarted(env.now, r, book.shakes))
+            duration = timing.shake.sample(s)
+            if facts.drop is None:
+                yield env.timeout(duration)
+                emit(ShakeEnded(env.now, r, book.shakes))
+                return None if book.ended else facts
+            yield env.timeout(duration * facts.drop_at)
+            emit(Dropped(env.now, r, book.shakes, facts.drop, facts.drop_token))
+            if book.ended:
+                return None
+            if book.reshakes >= self.cap:
+                yield from self._over_cap(book)
+                return None
+            yield env.timeout(timing.reassemble.sample(s))
+            emit(Reassembled(env.now, r))
+            book.reshakes += 1
+            emit(Reshake(env.now, r, ReshakeReason.DROP, book.reshakes))
+            emit(BowlPlaced(env.now, r))
+            if book.ended:
+                return None
+
+    def _over_cap(self, book: RoundBook) -> Proc:
+        """ERR-1 then ERR-3: pause, the supervisor arrives, the round is cancelled."""
+        table = self.table
+        table.pause(book, PauseReason.RESHAKE_CAP)
+        settings = table.profile
+        wait = min(settings.problems.resolve.sample(self.stream), settings.table.pause_timeout)
+        yield table.env.timeout(wait)
+        if not book.ended:
+            table.end_round(book, RoundStatus.CANCELLED, "ERR-3")

@@ -1,0 +1,131 @@
+"""Where every chance event of the table is decided: token faces, drops, touches, dealer mistakes, problems.
+
+The model asks an :class:`IncidentSource` at fixed decision points (per round, per shake, per lift). The random
+source draws from the seeded streams; a script (:mod:`simulator.script`) overrides some answers and otherwise
+passes the random ones through. Both use this one path, so a scripted scenario exercises exactly the code that a
+random incident does.
+
+Every call consumes a fixed number of draws whatever the answer, so an override on round 3 never moves round 4.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from simulator.events import DropItem
+from simulator.profile import Profile
+from simulator.rng import Stream, Streams, Subsystem
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """An unexpected problem (ERR-1) ``after`` seconds into betting; the supervisor needs ``resolve`` seconds."""
+
+    after: float
+    resolve: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoundPlan:
+    """Per-round decisions, taken when betting opens."""
+
+    forget_shake: bool  # SH-4a
+    early_lift: float | None  # SH-4b: lift at this fraction of the time left between shake end and the deadline
+    problem: Problem | None  # ERR-1
+
+
+@dataclass(frozen=True, slots=True)
+class ShakeFacts:
+    """What one shake produced. ``faces`` uses R/W/S (S: standing on edge). ``drop_at`` is the fraction of the
+    shake's duration at which the drop happened."""
+
+    faces: str
+    overlap: bool
+    drop: DropItem | None
+    drop_token: int | None
+    drop_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class LiftFacts:
+    touched: bool  # SH-5
+    token: int | None
+
+
+class IncidentSource(Protocol):
+    """Answers the model's chance questions. Implementations must be deterministic given their seed."""
+
+    def round_plan(self, round_no: int) -> RoundPlan: ...
+
+    def shake(self, round_no: int, shake_no: int) -> ShakeFacts: ...
+
+    def lift(self, round_no: int, lift_no: int) -> LiftFacts: ...
+
+
+class RandomIncidents:
+    """Draws every incident from the profile's rates, on the tokens, shaker, dealer and problems streams."""
+
+    def __init__(self, profile: Profile, streams: Streams) -> None:
+        self.profile = profile
+        self._tokens: Stream = streams.stream(Subsystem.TOKENS)
+        self._shaker: Stream = streams.stream(Subsystem.SHAKER)
+        self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
+        self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
+
+    def round_plan(self, round_no: int) -> RoundPlan:
+        m = self.profile.mistakes
+        s = self._mistakes
+        forget = s.random() < m.forget_shake
+        early_u, early_at = s.random(), s.random()
+        pr = self.profile.problems
+        p = self._problems
+        has_problem, after_u = p.random(), p.random()
+        resolve = pr.resolve.sample(p)
+        problem = None
+        if has_problem < pr.rate:
+            problem = Problem(after=after_u * self.profile.table.betting_period, resolve=resolve)
+        return RoundPlan(
+            forget_shake=forget,
+            early_lift=early_at if early_u < m.early_lift else None,
+            problem=problem,
+        )
+
+    def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
+        tk = self.profile.tokens
+        s = self._tokens
+        faces = []
+        fell: int | None = None
+        for i in range(4):
+            face_u, stand_u, fall_u = s.random(), s.random(), s.random()
+            if stand_u < tk.p_standing:
+                faces.append("S")
+            else:
+                faces.append("R" if face_u < tk.p_red[i] else "W")
+            if fall_u < tk.p_fall and fell is None:
+                fell = i
+        overlap = s.random() < tk.p_overlap
+        sh = self.profile.shaker
+        b = self._shaker
+        bowl_u, plate_u, at_u = b.random(), b.random(), b.random()
+        drop: DropItem | None = None
+        if bowl_u < sh.p_drop_bowl:
+            drop = DropItem.BOWL
+        elif plate_u < sh.p_drop_plate:
+            drop = DropItem.PLATE
+        elif fell is not None:
+            drop = DropItem.TOKEN
+        return ShakeFacts(
+            faces="".join(faces),
+            overlap=overlap,
+            drop=drop,
+            drop_token=fell if drop is DropItem.TOKEN else None,
+            drop_at=at_u,
+        )
+
+    def lift(self, round_no: int, lift_no: int) -> LiftFacts:
+        b = self._shaker
+        touch_u, which_u = b.random(), b.random()
+        if touch_u < self.profile.shaker.p_touch:
+            return LiftFacts(True, min(int(which_u * 4), 3))
+        return LiftFacts(False, None)

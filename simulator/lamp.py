@@ -1,0 +1,64 @@
+"""The table lamp: what the dealer is told to do. A game server drives it; standalone runs use a fixed schedule.
+
+The dealer and the players never read a clock to decide when betting ends: they follow the lamp. In a HIL bench the
+lamp's state is set from the server's lamp commands arriving over serial; in a standalone run
+:class:`FixedScheduleLamp` plays a minimal, rule-following table controller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+import simpy
+
+
+class LampState(StrEnum):
+    OFF = "off"  # between rounds
+    BETTING_OPEN = "betting_open"
+    BETTING_CLOSED = "betting_closed"
+    RESHAKE = "reshake"  # the server asks for a re-shake (e.g. it could not read the result)
+    PAUSED = "paused"  # ERR-1
+    VOID = "void"  # the round is over without settlement (void or cancelled): clear the table
+
+
+@dataclass(frozen=True, slots=True)
+class LampSignal:
+    state: LampState
+    round: int
+    deadline: float | None  # sim time betting closes, for BETTING_OPEN
+
+
+class Lamp:
+    """The lamp's current signal plus SimPy events to wait on its changes.
+
+    ``changed`` fires on every change; ``opened`` fires only when a *new* round opens (not on a resume), so that
+    processes that care about new rounds wake once per round.
+    """
+
+    def __init__(self, env: simpy.Environment) -> None:
+        self.env = env
+        self.signal = LampSignal(LampState.OFF, 0, None)
+        self.changed: simpy.Event = env.event()
+        self.opened: simpy.Event = env.event()
+
+    @property
+    def state(self) -> LampState:
+        return self.signal.state
+
+    def set(self, state: LampState, round_no: int | None = None, deadline: float | None = None) -> None:
+        """Show ``state`` for ``round_no`` (default: the current round) and wake every waiter.
+
+        Raises:
+            ValueError: BETTING_OPEN without a deadline.
+        """
+        if state is LampState.BETTING_OPEN and deadline is None:
+            raise ValueError("betting open needs a deadline")
+        previous = self.signal
+        signal = LampSignal(state, previous.round if round_no is None else round_no, deadline)
+        self.signal = signal
+        fired, self.changed = self.changed, self.env.event()
+        fired.succeed(signal)
+        if state is LampState.BETTING_OPEN and signal.round != previous.round:
+            opened, self.opened = self.opened, self.env.event()
+            opened.succeed(signal)

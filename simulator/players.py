@@ -1,0 +1,139 @@
+"""Players at their seats, and each player's network link.
+
+A seat is taken by a sequence of players (``p03.1``, ``p03.2``, ... for seat 3): each stays a random number of
+rounds (``players.session_rounds``), then leaves; the seat stays empty for ``players.arrival_gap`` and the next
+player sits down at the first opening after that. In each round a seated player bets with probability ``p_bet``,
+placing 1..n bets, each after a think time counted from the opening (or from the previous bet). A bet is sent only
+if the player's link is up at that moment; it reaches the server after the link's latency. Links go down and up on
+their own (``network.up`` / ``network.down``), independently of the rounds, which is how disconnections during a
+round (DC-1..3, NET-1) arise.
+
+Each seat draws from its own two streams (bets, link), always in the same order, so adding a seat changes nothing
+for the others. One :class:`Crowd` process plays all seats: at each opening it draws every seat's bets for the round
+and then sends them in time order, one SimPy event per bet.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Generator, Sequence
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any
+
+from simulator.events import BetSent, LinkDown, LinkUp, PlayerJoined, PlayerLeft
+from simulator.rng import Stream, Subsystem
+
+if TYPE_CHECKING:
+    from simulator.table import Table
+
+Proc = Generator[Any, Any, Any]
+
+
+class WeightedChoice:
+    """Pick among fixed options with fixed weights using one uniform draw."""
+
+    __slots__ = ("_cum", "_last", "_options", "_total")
+
+    def __init__(self, options: Sequence[Any], weights: Sequence[float]) -> None:
+        self._options = tuple(options)
+        self._cum = list(accumulate(weights))
+        self._total = self._cum[-1]
+        self._last = len(self._options) - 1
+
+    def pick(self, stream: Stream) -> Any:
+        index = bisect_right(self._cum, stream.random() * self._total)
+        return self._options[index if index < self._last else self._last]
+
+
+class Seat:
+    """One seat: who sits there, how many bets they have sent, and whether their link is up."""
+
+    __slots__ = ("bets", "free_at", "index", "link_up", "net_stream", "player", "stream", "visits")
+
+    def __init__(self, table: Table, index: int) -> None:
+        self.index = index
+        self.stream = table.streams.stream(Subsystem.PLAYER, index)
+        self.net_stream = table.streams.stream(Subsystem.NETWORK, index)
+        self.visits = 0
+        self.bets = 0
+        self.player: str | None = None
+        self.free_at = 0.0  # an empty seat is taken at the first opening at or after this time
+        self.link_up = True
+
+
+class Crowd:
+    """All seats of a table, played by one process (plus one link process per seat)."""
+
+    def __init__(self, table: Table, count: int) -> None:
+        self.table = table
+        settings = table.profile.players
+        self.settings = settings
+        self.seats = [Seat(table, i) for i in range(count)]
+        # 0 bets (no bet this round) is folded into the same single draw as the number of bets.
+        per_round = [1.0 - settings.p_bet] + [
+            settings.p_bet * w / sum(settings.bets_per_round) for w in settings.bets_per_round
+        ]
+        self.n_bets = WeightedChoice(range(len(per_round)), per_round)
+        # Bet type and stake are independent: one draw picks the pair from the product distribution.
+        pairs = [(b, s, wb * ws) for b, wb in settings.bet_weights for s, ws in settings.stakes]
+        self.bet_and_stake = WeightedChoice([(b, s) for b, s, _ in pairs], [w for _, _, w in pairs])
+        self.leave_p = 1.0 / settings.session_rounds if settings.session_rounds > 0 else 0.0
+        for seat in self.seats:
+            table.env.process(self.link(seat))
+        table.env.process(self.run())
+
+    def run(self) -> Proc:
+        table, env, settings = self.table, self.table.env, self.settings
+        lamp, emit = table.lamp, table.emit
+        think, latency = settings.think.sample, settings.network.latency.sample
+        n_bets, bet_and_stake, leave_p = self.n_bets.pick, self.bet_and_stake.pick, self.leave_p
+        timeout = env.timeout
+        while True:
+            signal = yield lamp.opened
+            round_no, now = signal.round, env.now
+            plan: list[tuple[float, int, Any, int, float]] = []
+            for seat in self.seats:
+                s = seat.stream
+                if seat.player is None:
+                    if now < seat.free_at:
+                        continue
+                    seat.visits += 1
+                    seat.bets = 0
+                    seat.player = f"p{seat.index + 1:02d}.{seat.visits}"
+                    emit(PlayerJoined(now, seat.player, seat.index))
+                at = now
+                for _ in range(n_bets(s)):
+                    at += think(s)
+                    bet, stake = bet_and_stake(s)
+                    plan.append((at, seat.index, bet, stake, latency(s)))
+                if s.random() < leave_p:
+                    seat.free_at = -1.0  # leaves after this round's bets
+            plan.sort()
+            seats = self.seats
+            for at, index, bet, stake, delay in plan:
+                if at > env.now:
+                    yield timeout(at - env.now)
+                seat = seats[index]
+                player = seat.player
+                if player is not None and seat.link_up:
+                    seat.bets += 1
+                    emit(BetSent(at, round_no, player, f"{player}-{seat.bets}", bet, stake, at + delay))
+            for seat in seats:
+                if seat.free_at < 0.0 and seat.player is not None:
+                    emit(PlayerLeft(env.now, seat.player, seat.index))
+                    seat.player = None
+                    seat.free_at = env.now + settings.arrival_gap.sample(seat.stream)
+
+    def link(self, seat: Seat) -> Proc:
+        """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""
+        env, s, net = self.table.env, seat.net_stream, self.settings.network
+        emit = self.table.emit
+        while True:
+            yield env.timeout(net.up.sample(s))
+            seat.link_up = False
+            if seat.player is not None:
+                emit(LinkDown(env.now, seat.player))
+            yield env.timeout(net.down.sample(s))
+            seat.link_up = True
+            if seat.player is not None:
+                emit(LinkUp(env.now, seat.player))

@@ -1,0 +1,79 @@
+"""Seeded random streams: one root seed, one independent stream per subsystem.
+
+Streams are derived with :class:`numpy.random.SeedSequence` spawn keys, so each is a pure function of
+``(root seed, subsystem, index)``: adding a player (a new index) never moves the draws of the tokens, the dealer or
+another player. Draws are buffered in blocks, which keeps a scalar draw far cheaper than a numpy call, and the
+sequence of values is independent of the block size.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import IntEnum
+
+import numpy as np
+
+_BLOCK = 512
+
+
+class Subsystem(IntEnum):
+    """The first spawn-key element of each stream. Never renumber: it would change every seeded run."""
+
+    TOKENS = 0
+    SHAKER = 1
+    DEALER = 2
+    PROBLEMS = 3
+    PLAYER = 4
+    NETWORK = 5
+    FAULTS = 6
+
+
+class Stream:
+    """One reproducible source of uniform and normal variates.
+
+    Uniforms and normals come from two buffers refilled from the same generator; since refills happen at
+    deterministic points of the consumption sequence, the values drawn depend only on the seed and the order of
+    calls.
+    """
+
+    __slots__ = ("_gen", "_normals", "_uniforms")
+
+    def __init__(self, seed_sequence: np.random.SeedSequence) -> None:
+        self._gen = np.random.Generator(np.random.PCG64(seed_sequence))
+        self._uniforms: list[float] = []
+        self._normals: list[float] = []
+
+    def random(self) -> float:
+        """A uniform variate in [0, 1)."""
+        buf = self._uniforms
+        if not buf:
+            buf.extend(reversed(self._gen.random(_BLOCK).tolist()))
+        return buf.pop()
+
+    def normal(self) -> float:
+        """A standard normal variate."""
+        buf = self._normals
+        if not buf:
+            buf.extend(reversed(self._gen.standard_normal(_BLOCK).tolist()))
+        return buf.pop()
+
+    def exponential(self, mean: float) -> float:
+        """An exponential variate with the given mean (inverse transform of one uniform)."""
+        return -mean * math.log(1.0 - self.random())
+
+    def below(self, n: int) -> int:
+        """A uniform integer in [0, n)."""
+        return min(int(self.random() * n), n - 1)
+
+
+class Streams:
+    """The family of streams of one run, all derived from ``root_seed``."""
+
+    def __init__(self, root_seed: int) -> None:
+        if root_seed < 0:
+            raise ValueError(f"seed must be >= 0, got {root_seed}")
+        self.root_seed = root_seed
+
+    def stream(self, subsystem: Subsystem, index: int = 0) -> Stream:
+        """The stream of ``subsystem`` (and of its ``index``-th member, e.g. a seat). Same arguments, same draws."""
+        return Stream(np.random.SeedSequence(entropy=self.root_seed, spawn_key=(int(subsystem), index)))

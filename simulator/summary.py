@@ -1,0 +1,151 @@
+"""Summaries of a run's ground truth: outcome distribution, incidents and round durations.
+
+Pure functions of an event sequence, so the same log always gives the same summary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from simulator.events import (
+    BetSent,
+    BowlLifted,
+    Dropped,
+    Event,
+    LinkDown,
+    Paused,
+    PauseReason,
+    Reshake,
+    Resumed,
+    Revealed,
+    RoundEnded,
+    RoundOpened,
+    RoundStatus,
+    ShakeSkipped,
+)
+
+#: Fair tokens: P(k reds) = C(4, k) / 16.
+FAIR_RED_PROBABILITIES = (1 / 16, 4 / 16, 6 / 16, 4 / 16, 1 / 16)
+
+INCIDENT_KEYS = (
+    "overlaps",
+    "drops_bowl",
+    "drops_plate",
+    "drops_token",
+    "standing_tokens",
+    "reshakes",
+    "touches",
+    "forgotten_shakes",
+    "early_lifts",
+    "pauses",
+    "resumed",
+    "reshake_cap_exceeded",
+    "voided_rounds",
+    "cancelled_rounds",
+    "bets_sent",
+    "disconnects",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    rounds: int
+    reds_histogram: tuple[int, int, int, int, int]  # settled rounds only; index = number of reds
+    voided: int  # void (SH-4a/4b/5) plus cancelled (ERR-3): rounds whose bets are returned
+    incidents: dict[str, int]
+    chi_square: float
+    chi_square_p: float
+    duration_percentiles: dict[str, float]  # seconds from opening to the table's verdict
+
+    def to_dict(self, seed: int, profile: str) -> dict[str, Any]:
+        return {
+            "rounds": self.rounds,
+            "seed": seed,
+            "profile": profile,
+            "reds_histogram": list(self.reds_histogram),
+            "voided": self.voided,
+            "incidents": dict(self.incidents),
+            "chi_square": round(self.chi_square, 6),
+            "chi_square_p": round(self.chi_square_p, 6),
+            "round_duration_s": {k: round(v, 6) for k, v in self.duration_percentiles.items()},
+        }
+
+
+def chi_square_fair(histogram: tuple[int, ...]) -> tuple[float, float]:
+    """Pearson's chi-square of a red-count histogram against 1-4-6-4-1/16, and its p-value (df = 4).
+
+    For 4 degrees of freedom the survival function is exact in closed form: ``exp(-x/2) * (1 + x/2)``.
+    Returns ``(0.0, 1.0)`` for an empty histogram.
+    """
+    n = sum(histogram)
+    if n == 0:
+        return 0.0, 1.0
+    stat = sum((obs - n * p) ** 2 / (n * p) for obs, p in zip(histogram, FAIR_RED_PROBABILITIES, strict=True))
+    return stat, math.exp(-stat / 2) * (1 + stat / 2)
+
+
+def percentiles(values: list[float], points: tuple[int, ...] = (50, 90, 99)) -> dict[str, float]:
+    """Nearest-rank percentiles (``p50`` ...) plus ``max``; empty input gives an empty mapping."""
+    if not values:
+        return {}
+    ordered = sorted(values)
+    out = {f"p{p}": ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)] for p in points}
+    out["max"] = ordered[-1]
+    return out
+
+
+def summarize(events: Iterable[Event]) -> Summary:
+    """Summarise a run from its events (any order of whole rounds; rounds not ended are ignored)."""
+    hist = [0, 0, 0, 0, 0]
+    counts = dict.fromkeys(INCIDENT_KEYS, 0)
+    opened: dict[int, float] = {}
+    durations: list[float] = []
+    rounds = 0
+    voided = 0
+    for e in events:
+        cls = type(e)
+        if cls is BetSent:
+            counts["bets_sent"] += 1
+        elif cls is RoundOpened:
+            assert isinstance(e, RoundOpened)
+            opened.setdefault(e.round, e.t)
+        elif cls is RoundEnded:
+            assert isinstance(e, RoundEnded)
+            rounds += 1
+            if e.status is RoundStatus.SETTLED and e.reds is not None:
+                hist[e.reds] += 1
+            else:
+                voided += 1
+                counts["voided_rounds" if e.status is RoundStatus.VOID else "cancelled_rounds"] += 1
+            if e.round in opened:
+                durations.append(e.t - opened.pop(e.round))
+        elif cls is Revealed:
+            assert isinstance(e, Revealed)
+            counts["overlaps"] += e.overlap
+            counts["standing_tokens"] += "S" in e.faces
+        elif cls is Dropped:
+            assert isinstance(e, Dropped)
+            counts[f"drops_{e.item.value}"] += 1
+        elif cls is Reshake:
+            assert isinstance(e, Reshake)
+            counts["reshakes"] += 1
+        elif cls is BowlLifted:
+            assert isinstance(e, BowlLifted)
+            counts["touches"] += e.touched
+            counts["early_lifts"] += e.early
+        elif cls is ShakeSkipped:
+            counts["forgotten_shakes"] += 1
+        elif cls is Paused:
+            assert isinstance(e, Paused)
+            counts["pauses"] += 1
+            counts["reshake_cap_exceeded"] += e.reason is PauseReason.RESHAKE_CAP
+        elif cls is Resumed:
+            counts["resumed"] += 1
+        elif cls is LinkDown:
+            counts["disconnects"] += 1
+    histogram = (hist[0], hist[1], hist[2], hist[3], hist[4])
+    stat, p = chi_square_fair(histogram)
+    return Summary(rounds, histogram, voided, counts, stat, p, percentiles(durations))

@@ -1,0 +1,239 @@
+"""The table: assembles the SimPy world (lamp, dealer, players, problems) and keeps the round books.
+
+Typical use::
+
+    table = Table(load_profile("standard"), seed=7)
+    table.run(rounds=1000)
+    table.log.write_jsonl(open("events.jsonl", "w"))
+
+With ``lamp=`` a caller (a HIL bench) supplies a lamp that a game server drives and the table opens no round by
+itself; without it a :class:`FixedScheduleController` opens, closes and paces rounds. Pass ``env=`` to run on another
+SimPy environment (e.g. a real-time bridge); ``listeners`` are called with each event as it is emitted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from simulator.dealer import Dealer
+from simulator.events import (
+    BettingClosed,
+    Event,
+    EventLog,
+    Paused,
+    PauseReason,
+    Resumed,
+    RoundEnded,
+    RoundOpened,
+    RoundStatus,
+)
+from simulator.incidents import IncidentSource, Problem, RandomIncidents, RoundPlan
+from simulator.lamp import Lamp, LampState
+from simulator.players import Crowd
+from simulator.profile import Profile
+from simulator.rng import Streams, Subsystem
+from simulator.script import Script, ScriptedIncidents
+
+Listener = Callable[[Event], None]
+Proc = Generator[Any, Any, Any]
+
+
+@dataclass(slots=True)
+class RoundBook:
+    """What the table knows of one round while it runs."""
+
+    round: int
+    plan: RoundPlan
+    opened_at: float
+    done: simpy.Event
+    shakes: int = 0
+    reshakes: int = 0
+    ended: bool = False
+    paused_since: float | None = None
+    paused_total: float = 0.0
+    resumed: simpy.Event | None = field(default=None)
+
+
+class Table:
+    """One simulated table. Deterministic: same profile, seed, script and players → same event log."""
+
+    def __init__(
+        self,
+        profile: Profile,
+        seed: int,
+        *,
+        env: simpy.Environment | None = None,
+        lamp: Lamp | None = None,
+        script: Script | None = None,
+        incidents: IncidentSource | None = None,
+        listeners: Iterable[Listener] = (),
+        players: int | None = None,
+    ) -> None:
+        self.profile = profile
+        self.seed = seed
+        self.env = env if env is not None else simpy.Environment()
+        self.streams = Streams(seed)
+        self.log = EventLog()
+        self._listeners = tuple(listeners)
+        self.emit: Listener = self._emit_notify if self._listeners else self.log.events.append
+        base = incidents if incidents is not None else RandomIncidents(profile, self.streams)
+        self.incidents: IncidentSource = ScriptedIncidents(base, script) if script and script.steps else base
+        self.external_lamp = lamp is not None
+        self.lamp = lamp if lamp is not None else Lamp(self.env)
+        self.current: RoundBook | None = None
+        self.rounds_ended = 0
+        self._target: int | None = None
+        self.finished: simpy.Event = self.env.event()
+        self.dealer = Dealer(self, self.streams.stream(Subsystem.DEALER))
+        self.env.process(self.dealer.run())
+        count = profile.players.count if players is None else players
+        self.crowd = Crowd(self, count)
+        self.controller = None if self.external_lamp else FixedScheduleController(self)
+        if self.external_lamp:
+            self.env.process(self._watch_lamp())
+
+    def _emit_notify(self, event: Event) -> None:
+        self.log.events.append(event)
+        for listener in self._listeners:
+            listener(event)
+
+    # --- round books -------------------------------------------------------------------------------------------
+    def book_for(self, round_no: int) -> RoundBook:
+        """The book of the round the lamp opened; the first caller opens it and draws the round's plan."""
+        book = self.current
+        if book is not None and book.round == round_no:
+            return book
+        plan = self.incidents.round_plan(round_no)
+        book = self.current = RoundBook(round_no, plan, self.env.now, self.env.event())
+        if plan.problem is not None:
+            self.env.process(self._problem(book, plan.problem))
+        return book
+
+    def end_round(self, book: RoundBook, status: RoundStatus, clause: str | None, faces: str | None = None) -> None:
+        """Record the table's verdict once; later calls for the same round are ignored."""
+        if book.ended:
+            return
+        book.ended = True
+        if book.resumed is not None and not book.resumed.triggered:
+            book.resumed.succeed()
+        reds = faces.count("R") if faces is not None else None
+        self.emit(RoundEnded(self.env.now, book.round, status, clause, faces, reds, book.reshakes))
+        if not self.external_lamp and status is not RoundStatus.SETTLED:
+            self.lamp.set(LampState.VOID, book.round)  # the standalone lamp tells the dealer to clear the table
+        book.done.succeed(status)
+        self.rounds_ended += 1
+        if self._target is not None and self.rounds_ended >= self._target and not self.finished.triggered:
+            self.finished.succeed()
+
+    def pause(self, book: RoundBook, reason: PauseReason) -> None:
+        """ERR-1: the table stops; with the fixed lamp, the lamp shows PAUSED."""
+        book.paused_since = self.env.now
+        book.resumed = self.env.event()
+        self.emit(Paused(self.env.now, book.round, reason))
+        if not self.external_lamp:
+            self.lamp.set(LampState.PAUSED, book.round)
+
+    def resume(self, book: RoundBook) -> None:
+        """ERR-2: the problem is resolved; the betting deadline moves by the pause's length."""
+        assert book.paused_since is not None and book.resumed is not None
+        book.paused_total += self.env.now - book.paused_since
+        book.paused_since = None
+        self.emit(Resumed(self.env.now, book.round))
+        book.resumed.succeed()
+
+    def _problem(self, book: RoundBook, problem: Problem) -> Proc:
+        yield self.env.timeout(problem.after)
+        if book.ended:
+            return
+        self.pause(book, PauseReason.EQUIPMENT)
+        timeout = self.profile.table.pause_timeout
+        if problem.resolve <= timeout:
+            yield self.env.timeout(problem.resolve)
+            if not book.ended:
+                self.resume(book)
+        else:
+            yield self.env.timeout(timeout)
+            if not book.ended:
+                self.end_round(book, RoundStatus.CANCELLED, "ERR-3")
+
+    def _watch_lamp(self) -> Proc:
+        """With an external lamp, record its openings and closings as ground truth."""
+        lamp = self.lamp
+        while True:
+            signal = yield lamp.changed
+            if signal.state is LampState.BETTING_OPEN and signal.deadline is not None:
+                self.emit(RoundOpened(self.env.now, signal.round, signal.deadline))
+            elif signal.state is LampState.BETTING_CLOSED:
+                self.emit(BettingClosed(self.env.now, signal.round))
+
+    # --- running -----------------------------------------------------------------------------------------------
+    def run(self, rounds: int, on_round: Callable[[int], None] | None = None) -> EventLog:
+        """Run until ``rounds`` rounds have ended; returns the event log.
+
+        ``on_round`` (e.g. a progress bar) is called with the number of rounds ended, every 1 % of the run.
+
+        Raises:
+            ValueError: ``rounds`` < 1.
+        """
+        if rounds < 1:
+            raise ValueError(f"rounds must be >= 1, got {rounds}")
+        self._target = rounds
+        if self.controller is not None:
+            self.controller.limit = rounds
+        if on_round is None:
+            self.env.run(until=self.finished)
+            return self.log
+        step = max(rounds // 100, 1)
+        mark = step
+        while not self.finished.triggered:
+            while self.rounds_ended < mark and not self.finished.triggered:
+                self.env.step()
+            on_round(self.rounds_ended)
+            mark += step
+        return self.log
+
+
+class FixedScheduleController:
+    """The standalone lamp: opens each round, closes betting after ``betting_period`` (plus any pause), waits for
+    the round to end and for ``round_gap``, then opens the next. Stops opening rounds after ``limit``."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.limit: int | None = None
+        table.env.process(self.run())
+
+    def run(self) -> Proc:
+        table, env, lamp, emit = self.table, self.table.env, self.table.lamp, self.table.emit
+        settings = table.profile.table
+        round_no = 0
+        while self.limit is None or round_no < self.limit:
+            round_no += 1
+            deadline = env.now + settings.betting_period
+            lamp.set(LampState.BETTING_OPEN, round_no, deadline)
+            emit(RoundOpened(env.now, round_no, deadline))
+            book = table.book_for(round_no)
+            accounted = 0.0
+            while True:
+                yield env.timeout(max(deadline - env.now, 0.0))
+                if book.ended:
+                    break
+                if book.paused_since is not None and book.resumed is not None:
+                    yield book.resumed
+                    if book.ended:
+                        break
+                extra = book.paused_total - accounted
+                if extra <= 0.0:
+                    break
+                accounted = book.paused_total
+                deadline += extra
+                lamp.set(LampState.BETTING_OPEN, round_no, deadline)
+            if not book.ended:
+                lamp.set(LampState.BETTING_CLOSED, round_no)
+                emit(BettingClosed(env.now, round_no))
+                yield book.done
+            lamp.set(LampState.OFF, round_no)
+            yield env.timeout(settings.round_gap)
