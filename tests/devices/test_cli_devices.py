@@ -1,0 +1,56 @@
+"""``xocdia-hil devices`` as a user runs it: a subprocess that prints pty paths a pyserial reader opens."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import serial
+
+from harness.protocol.codec import FrameDecoder, FrameError
+from harness.trace import read_trace
+
+CLI = [sys.executable, "-m", "harness.cli", "devices"]
+
+
+def test_devices_prints_paths_that_a_serial_reader_opens(tmp_path: Path) -> None:
+    trace = tmp_path / "run"
+    cmd = [*CLI, "--lamp", "fixed", "--no-ack", "--duration", "2", "--seed", "4", "--trace", str(trace)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(6)]
+        paths = dict(line.split()[:2] for line in lines[:5])
+        assert sorted(paths) == ["BOWL", "CONSOLE", "LAMP", "READER", "SHAKER"]
+        assert "serial.tools.miniterm" in lines[5]
+        with serial.Serial(paths["READER"], 115200, timeout=0.1) as port:
+            decoder, types = FrameDecoder(), []
+            for _ in range(30):  # 3 s at most
+                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, FrameError)]
+                if "RESULT" in types:
+                    break
+        assert "RESULT" in types  # the table runs rounds on its own and the camera reports them
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=5)
+    assert proc.returncode == 0, err
+    assert "rounds ended at the table" in out
+    records = read_trace((trace.with_suffix(".jsonl")).read_text().splitlines())
+    assert {r.port for r in records} == {"BOWL", "SHAKER", "READER", "LAMP", "CONSOLE"}
+    assert "READER   tx  $1 1 READER HELLO" in trace.with_suffix(".txt").read_text()
+
+
+def test_bad_transport_is_one_line_and_exit_2() -> None:
+    proc = subprocess.run([*CLI, "--transport", "usb"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1
+    assert "expected pty (default), rfc2217:PORT or socket:PORT" in proc.stderr and "'usb'" in proc.stderr
+
+
+def test_unknown_profile_is_named() -> None:
+    proc = subprocess.run([*CLI, "--profile", "nosuch", "--duration", "1"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "unknown profile 'nosuch'" in proc.stderr
