@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gameserver.bets import BetResult, BetType, reds_of, settle
+from gameserver.corrections import apply_correction
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.model import (
     ENDED,
@@ -362,49 +363,10 @@ class RoundEngine:
             self._end(r, Phase.CANCELLED, "ERR-3", "server restart")
 
     def correct(self, round_id: int, faces: str) -> None:
-        """Correct a misread outcome of the most recently settled round (GLI 4.18.5) and re-settle its bets.
-
-        Raises Rejection if the round is not the last settled one, the faces are invalid or unchanged, or a
-        debit would take a balance below zero (nothing changes then).
-        """
-        last = self.last_settled
-        if last is None or last.round_id != round_id:
-            raise Rejection("not_correctable", f"round {round_id} is not the most recently settled round")
-        try:
-            reds = reds_of(faces)
-        except ValueError as exc:
-            raise Rejection("invalid_faces", str(exc)) from None
-        if faces == last.faces:
-            raise Rejection("correction_unchanged", f"round {round_id} already has faces {faces}")
-        balances = dict(self.wallets)
-        plan: list[tuple[BetRecord, BetResult, int]] = []
-        for bet in last.bets:
-            result, returned = settle(bet.ack.bet_type, bet.ack.stake, reds)
-            balances[bet.ack.player_id] += returned - bet.returned
-            plan.append((bet, result, returned))
-        overdrawn = sorted(p for p, b in balances.items() if b < 0)
-        if overdrawn:
-            raise Rejection(
-                "correction_would_overdraw", f"the correction would overdraw {', '.join(overdrawn)}"
-            )
-        lines: list[dict[str, Any]] = []
-        for bet, result, returned in plan:
-            delta = returned - bet.returned
-            self.wallets[bet.ack.player_id] += delta
-            bet.result, bet.returned = result, returned
-            lines.append(
-                {
-                    "bet_id": bet.ack.bet_id,
-                    "player_id": bet.ack.player_id,
-                    "result": str(result),
-                    "returned": returned,
-                    "delta": delta,
-                    "balance_after": self.wallets[bet.ack.player_id],
-                }
-            )
-        old = last.faces
-        last.faces = faces
-        self._emit(EventKind.ROUND_CORRECTED, round_id, old_faces=old, faces=faces, reds=reds, bets=lines)
+        """Correct a misread outcome of the most recently settled round and re-settle its bets
+        (see :func:`gameserver.corrections.apply_correction`; raises Rejection, changing nothing)."""
+        data = apply_correction(self.last_settled, round_id, faces, self.wallets)
+        self._emit(EventKind.ROUND_CORRECTED, round_id, **data)
 
     def _require_active(self) -> RoundRecord:
         r = self.active

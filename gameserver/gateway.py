@@ -165,6 +165,7 @@ class DeviceGateway:
     def _serve(self, name: str) -> None:
         port, link, decoder, lamp = self.ports[name], self.links[name], Decoder(), self._lamp[name]
         is_lamp = name.lower() == "lamp"
+        failing = False  # report an I/O failure once per episode, not on every retry
         while self._running:
             try:
                 out = link.take_output()
@@ -172,8 +173,12 @@ class DeviceGateway:
                     port.write(out)
                     self._record(name, "tx", out)
                 data = port.read(256)
+                failing = False
             except (serial.SerialException, OSError) as exc:
-                self._submit(TableReport(ReportKind.PROBLEM, name, detail=f"gateway error: {exc}"))
+                if not failing:
+                    self._submit(TableReport(ReportKind.PROBLEM, name, detail=f"gateway error: {exc}"))
+                    self._record(name, "error", str(exc).encode(), "io")
+                failing = True
                 time.sleep(0.5)
                 continue
             now = self._clock()

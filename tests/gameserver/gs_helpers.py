@@ -44,9 +44,7 @@ class Table:
         self.engine.tick()
         self.flush()
 
-    def send(
-        self, kind: ReportKind, faces: str | None = None, overlap: bool = False, touch: bool = False
-    ) -> None:
+    def send(self, kind: ReportKind, faces: str | None = None, overlap: bool = False, touch: bool = False) -> None:
         self.engine.report(TableReport(kind, "test", faces=faces, overlap=overlap, touch=touch))
         self.flush()
 

@@ -141,9 +141,7 @@ def test_bets_after_close_are_rejected_and_an_unshaken_round_is_void(
 ) -> None:
     server = start_server(betting_s=0.6, round_gap_s=30)
     assert bet(server, ALICE, "early", "even", 1000)[0] == 201
-    server.wait_for(
-        lambda: server.call("GET", "/v1/rounds/current", ALICE)[1]["phase"] == "void", what="void"
-    )
+    server.wait_for(lambda: server.call("GET", "/v1/rounds/current", ALICE)[1]["phase"] == "void", what="void")
     status, body = bet(server, ALICE, "late")
     assert (status, body["error"]["code"]) == (409, "betting_closed")
     rows = server.call("GET", "/v1/players/alice/bets", ALICE)[1]["bets"]
@@ -220,11 +218,7 @@ def test_openapi_document_lists_every_route(start_server: Callable[..., ServerPr
 
 
 JSONISH = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(2**70), 2**70)
-    | st.floats(allow_nan=False)
-    | st.text(max_size=20),
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
     max_leaves=8,
 )

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gs_process import PLAYERS, ServerProcess, write_config
+from gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess, write_config
 
 from gameserver.protocol import Decoder, Frame, encode
 
@@ -73,9 +73,7 @@ class PtyDevice:
             assert time.monotonic() < deadline, f"no ACK for {self.src} {type_}"
             time.sleep(0.005)
 
-    def wait_lamp(
-        self, type_: str, after: int = 0, round_id: int | None = None, timeout: float = 10.0
-    ) -> Frame:
+    def wait_lamp(self, type_: str, after: int = 0, round_id: int | None = None, timeout: float = 10.0) -> Frame:
         """The first frame of ``type_`` (for ``round_id`` when given) received at index >= ``after``."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -137,19 +135,13 @@ def test_rounds_settle_void_and_reshake_end_to_end(table: dict[str, PtyDevice], 
         bowl.send("OFF", (("touch", "0"), ("token", "-")))
         reader.send("RESULT", (("faces", "RRWR"), ("overlap", "0")))
         server.wait_for(lambda: all(r["result"] != "pending" for r in records("bob")), what="settlement A")
-        got = {
-            (r["bet_type"], r["result"], r["returned"], r["outcome"])
-            for r in records("alice") + records("bob")
-        }
+        got = {(r["bet_type"], r["result"], r["returned"], r["outcome"]) for r in records("alice") + records("bob")}
         assert got == {
             ("three_red", "win", 3800, "RRWR"),
             ("odd", "win", 980, "RRWR"),
             ("big", "win", 3920, "RRWR"),
         }
-        assert (
-            server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"]
-            == 100_000 - 1500 + 3800 + 980
-        )
+        assert server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"] == 100_000 - 1500 + 3800 + 980
         assert server.call("GET", "/v1/players/bob/balance", bob)[1]["balance"] == 50_000 - 2000 + 3920
 
         # Round B: the bowl touches token 2 while lifted (SH-5): void, refunded.
@@ -185,6 +177,18 @@ def test_rounds_settle_void_and_reshake_end_to_end(table: dict[str, PtyDevice], 
             [str(round_b), "void", "", "", "0"],
             [str(round_c), "settled", "WWWW", "0", "1"],
         ]
+        # The supervisor corrects round C's misread (GLI 4.18.5): token 0 was red, so four_white loses.
+        boss = SUPERVISOR_TOKEN
+        before = server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"]
+        status, _ = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_c, "faces": "RWWW"})
+        assert status == 200
+        assert server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"] == before - 1500
+        assert (records("alice")[-1]["result"], records("alice")[-1]["outcome"]) == ("lose", "RWWW")
+        status, reply = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_a, "faces": "RRRR"})
+        assert (status, reply["error"]["code"]) == (409, "not_correctable")
+        recall = server.call("GET", f"/v1/rounds/{round_c}", boss)[1]
+        assert recall["round"]["corrected"] is True
+        assert [e["kind"] for e in recall["events"] if e["significant"]] == ["reshake", "round_corrected"]
         health = server.call("GET", "/health")[1]
         assert health["devices"]["lamp"]["peer"] == "LAMP" and health["devices"]["bowl"]["up"] is True
     finally:

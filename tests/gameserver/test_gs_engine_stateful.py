@@ -1,6 +1,7 @@
 """Hypothesis stateful test: random bets, table reports, clock steps and supervisor actions against the
 engine, with every event also written to a real SQLite ledger and the in-memory projection.
 
+A ``restart`` rule rebuilds the engine from the SQLite file alone (as after kill -9 between commands).
 Checked after every step: no balance below zero; each confirmed bet settled/voided/cancelled at most once;
 round phases only move forward; sum of balances + house result is constant. At the end: both ledgers and the
 engine agree on every wallet, bet and round.
@@ -46,9 +47,7 @@ class EngineMachine(RuleBasedStateMachine):
         self.sqlite = SqliteLedger(Path(self.dir) / "ledger.db")
         self.memory = InMemoryLedger()
         self.clock = ManualClock()
-        config = EngineConfig(
-            betting_s=10, round_gap_s=1, reshake_cap=2, pause_timeout_s=30, result_timeout_s=20
-        )
+        config = EngineConfig(betting_s=10, round_gap_s=1, reshake_cap=2, pause_timeout_s=30, result_timeout_s=20)
         self.engine = RoundEngine(config, self.clock)
         for player, balance in OPENING.items():
             self.engine.open_wallet(player, balance)
@@ -136,6 +135,17 @@ class EngineMachine(RuleBasedStateMachine):
         with contextlib.suppress(Rejection):
             self.engine.correct(last.round_id, faces)
         self._commit()
+
+    @rule()
+    def restart(self) -> None:
+        """The process dies between commands; a new engine is rebuilt from the SQLite file alone."""
+        self.engine = RoundEngine(self.engine.config, self.clock, self.sqlite.snapshot())
+        self.engine.recover_after_restart()
+        self._commit()
+
+    @invariant()
+    def engine_and_projection_agree(self) -> None:
+        assert self.engine.wallets == self.memory.wallets
 
     @invariant()
     def balances_never_negative(self) -> None:

@@ -12,9 +12,7 @@ from gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess, write_config
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "gameserver.cli", *args], capture_output=True, text=True, timeout=30
-    )
+    return subprocess.run([sys.executable, "-m", "gameserver.cli", *args], capture_output=True, text=True, timeout=30)
 
 
 @pytest.mark.parametrize(
