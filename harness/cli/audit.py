@@ -1,9 +1,9 @@
 """``xocdia-hil audit FILE...``: fairness tests, live monitor and (for a bet record) measured RTP of CSVs.
 
-FILE is an OUTCOMES.csv (one row per round) or a BETS.csv bet-record export; the format is taken from the
-header (see ``docs/statistics.md``). Exit status 0 when every check passes, 1 when a check fails (a
-Holm-corrected fairness rejection at 99 %, a monitor alarm, or a bet settled against the paytable), 2 on a
-usage or file error.
+FILE is an OUTCOMES.csv (one row per round), a BETS.csv bet-record export (several are merged) or the
+simulator's JSON Lines event log; the format is taken from the content (see ``docs/statistics.md``). Exit
+status 0 when every check passes, 1 when a check fails (a Holm-corrected fairness rejection at 99 %, a monitor
+alarm, or a bet settled against the paytable), 2 on a usage or file error.
 """
 
 from __future__ import annotations
@@ -19,11 +19,9 @@ from harness.stats.records import RecordError
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "audit", help="fairness tests, bias monitor and measured RTP of OUTCOMES/BETS CSV"
-    )
+    p = subparsers.add_parser("audit", help="fairness tests, bias monitor and measured RTP of OUTCOMES/BETS CSV")
     p.add_argument(
-        "files", type=Path, nargs="+", metavar="FILE", help="OUTCOMES.csv or BETS.csv (several: merged)"
+        "files", type=Path, nargs="+", metavar="FILE", help="OUTCOMES.csv, BETS.csv or an event log (.jsonl)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--plots", type=Path, metavar="DIR", help="write PNG plots into DIR")
@@ -59,9 +57,7 @@ def _text(result: AuditResult) -> str:
         f"{f.voided} void/cancelled (out of every statistic below)",
     ]
     if f.below_certification_minimum:
-        lines.append(
-            f"note: {f.settled} settled rounds is below the 10,000 a certification needs (GLI-19 3.4.2)"
-        )
+        lines.append(f"note: {f.settled} settled rounds is below the 10,000 a certification needs (GLI-19 3.4.2)")
     applicable = sum(1 for t in f.tests if t.applicable)
     lines.append(
         f"Fairness at {1 - f.alpha:.0%}, Holm's correction over {applicable} applicable tests: "
@@ -83,9 +79,7 @@ def _text(result: AuditResult) -> str:
             f"P(red) estimate {a.p_red_estimate:.4f}"
         )
     if result.rtp:
-        lines.append(
-            "Measured RTP (decided bets; refunds and pending apart), theoretical beside, 99 % interval:"
-        )
+        lines.append("Measured RTP (decided bets; refunds and pending apart), theoretical beside, 99 % interval:")
         for line in result.rtp:
             name = line.bet.value if line.bet else "all"
             band = line.interval

@@ -1,5 +1,7 @@
-"""The audit of a recorded CSV (OUTCOMES.csv or BETS.csv): fairness tests, the live monitor replayed over the
-stream, and, for a bet record, measured RTP beside theoretical and a settlement check against the paytable.
+"""The audit of a recorded outcome stream: fairness tests, the live monitor and, for bets, measured RTP.
+
+Sources: OUTCOMES.csv, BETS.csv (several are merged) or the simulator's JSON Lines event log. A bet record
+also gets measured RTP beside theoretical and a settlement check against the harness paytable.
 
 Verdict: the audit fails when Holm-corrected fairness testing rejects, when the monitor alarms, or when a
 bet's ``returned`` disagrees with the harness paytable. Measured RTP outside its 99 % interval is reported,
@@ -18,6 +20,7 @@ import numpy as np
 
 from harness import paytable
 from harness.stats import plots
+from harness.stats.event_log import is_event_log, read_event_log
 from harness.stats.exact import bet_math
 from harness.stats.fairness import FairnessReport, fairness_report
 from harness.stats.measured import RtpLine, measured_rtp
@@ -155,17 +158,15 @@ def audit_files(paths: Sequence[Path], plot_dir: Path | None = None) -> AuditRes
     """
     if not paths:
         raise RecordError("no files to audit")
-    kinds = {path: detect_format(path) for path in paths}
+    kinds = {path: "events" if is_event_log(path) else detect_format(path) for path in paths}
     kind = kinds[paths[0]]
     mixed = [str(p) for p, k in kinds.items() if k != kind]
     if mixed:
-        raise RecordError(
-            f"{', '.join(mixed)}: not {kind.upper()}.csv like {paths[0]}; audit one format at a time"
-        )
+        raise RecordError(f"{', '.join(mixed)}: not the format of {paths[0]} ({kind}); audit one format at a time")
     bets: list[BetRecord] = []
-    if kind == "outcomes":
-        rounds = [r for path in paths for r in _named(path, read_outcomes)]
-        stream = to_arrays(rounds)
+    if kind in ("outcomes", "events"):
+        reader = read_outcomes if kind == "outcomes" else read_event_log
+        stream = to_arrays([r for path in paths for r in _named(path, reader)])
     else:
         bets = [b for path in paths for b in _named(path, read_bets)]
         stream = to_arrays(rounds_from_bets(bets))
@@ -198,9 +199,7 @@ def _plots(out: Path, stream: OutcomeArrays, bets: list[BetRecord], looks: list[
         title = "Measured RTP, all decided bets"
     else:
         big = bet_math(BetType.BIG)
-        returned = np.array(
-            [paytable.returned(BetType.BIG, int(k), NOTIONAL_STAKE) for k in reds], dtype=float
-        )
+        returned = np.array([paytable.returned(BetType.BIG, int(k), NOTIONAL_STAKE) for k in reds], dtype=float)
         wagered = np.full(len(reds), float(NOTIONAL_STAKE))
         theo = np.full(len(reds), float(big.rtp))
         sigma = np.full(len(reds), big.sigma)

@@ -31,6 +31,5 @@ def faces_of(pattern: int) -> str:
 def outcome_rows(patterns: Sequence[int], start: int = 1) -> list[list[object]]:
     """Settled OUTCOMES.csv rows for the given patterns, ended_at one second apart."""
     return [
-        [f"r{start + i}", "settled", faces_of(p), p.bit_count(), 0, float(start + i)]
-        for i, p in enumerate(patterns)
+        [f"r{start + i}", "settled", faces_of(p), p.bit_count(), 0, float(start + i)] for i, p in enumerate(patterns)
     ]

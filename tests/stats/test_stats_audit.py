@@ -102,5 +102,5 @@ def test_bet_records_of_several_players_are_merged(write_bets: WriteRows, tmp_pa
 def test_mixed_formats_are_refused_by_name(write_bets: WriteRows, write_outcomes: WriteRows) -> None:
     bets = write_bets("BETS.csv", bets_rows(patterns(0.5, 10, seed=26)))
     outcomes = write_outcomes("OUTCOMES.csv", outcome_rows([1, 2]))
-    with pytest.raises(RecordError, match=r"OUTCOMES\.csv: not BETS\.csv"):
+    with pytest.raises(RecordError, match=r"OUTCOMES\.csv: not the format of .*BETS\.csv \(bets\)"):
         audit_files([bets, outcomes])

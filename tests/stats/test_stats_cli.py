@@ -50,9 +50,7 @@ def test_audit_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().err.strip() == f"xocdia-hil: error: {tmp_path / 'none.csv'}: no such file"
 
 
-def test_audit_bad_row_names_line_and_column(
-    write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_audit_bad_row_names_line_and_column(write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_outcomes("OUTCOMES.csv", [*outcome_rows([1, 2, 3]), ["r9", "settled", "RRRR", 9, 0, 1]])
     assert main(["audit", str(path)]) == 2
     err = capsys.readouterr().err.strip()

@@ -52,9 +52,7 @@ def test_fair_rounds_give_z_zero_and_no_alarm() -> None:
 
 
 def test_vectorised_monitor_matches_the_streaming_one() -> None:
-    runs = np.stack(
-        [reds_stream(p, 20_000, seed) for seed, p in enumerate([0.5, 0.51, 0.49, 0.52, 0.5, 0.515])]
-    )
+    runs = np.stack([reds_stream(p, 20_000, seed) for seed, p in enumerate([0.5, 0.51, 0.49, 0.52, 0.5, 0.515])])
     fast = first_alarms(runs)
     for row, expected in zip(runs, fast, strict=True):
         alarm = BiasMonitor().feed(row.tolist())

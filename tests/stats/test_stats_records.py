@@ -79,9 +79,7 @@ def test_settled_round_without_faces_is_not_identified(write_outcomes: WriteRows
 )
 def test_bad_outcome_rows_are_named(write_outcomes: WriteRows, row: list[object], message: str) -> None:
     path = write_outcomes("bad.csv", [row])
-    with pytest.raises(
-        RecordError, match=message.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")
-    ):
+    with pytest.raises(RecordError, match=message.replace("(", r"\(").replace(")", r"\)").replace("|", r"\|")):
         read_outcomes(path)
 
 
@@ -109,9 +107,7 @@ def test_bets_file_and_rounds_derived_from_it(write_bets: WriteRows) -> None:
             bet_row("b1", "r1"),
             bet_row("b2", "r1", bet_type="odd", result="win", returned=196),
             bet_row("b3", "r2", round_status="void", outcome="", reds="", result="refund", returned=100),
-            bet_row(
-                "b4", "r3", round_status="in_progress", outcome="", reds="", result="pending", returned=0
-            ),
+            bet_row("b4", "r3", round_status="in_progress", outcome="", reds="", result="pending", returned=0),
         ],
     )
     assert detect_format(path) == "bets"

@@ -56,9 +56,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         )
     )
     cmd = [sys.executable, "-m", "gameserver.cli", "--db", str(tmp_path / "l.db"), "--port", "0"]
-    proc = subprocess.Popen(
-        [*cmd, "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen([*cmd, "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         with selectors.DefaultSelector() as sel:
