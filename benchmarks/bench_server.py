@@ -54,9 +54,7 @@ def raw_commit_rate(directory: Path, seconds: float) -> float:
 def start_server(directory: Path, players: int) -> tuple[subprocess.Popen[str], int]:
     config = {
         "engine": {"betting_s": 3600, "max_stake": 1_000_000},
-        "players": [
-            {"id": f"p{i}", "token": f"bench-token-{i:04d}", "balance": 10**12} for i in range(players)
-        ],
+        "players": [{"id": f"p{i}", "token": f"bench-token-{i:04d}", "balance": 10**12} for i in range(players)],
         "supervisors": [{"id": "boss", "token": "bench-supervisor"}],
     }
     (directory / "bench.yaml").write_text(yaml.safe_dump(config))
@@ -71,9 +69,7 @@ def start_server(directory: Path, players: int) -> tuple[subprocess.Popen[str], 
     return proc, int(line.strip().rsplit(":", 1)[1])
 
 
-async def _request(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes
-) -> tuple[int, bytes]:
+async def _request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, raw: bytes) -> tuple[int, bytes]:
     writer.write(raw)
     head = await reader.readuntil(b"\r\n\r\n")
     status = int(head[9:12])

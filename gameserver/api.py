@@ -212,9 +212,7 @@ class Api:
         if extra:
             raise ApiError(422, "invalid_field", f"unknown field {extra[0]!r}")
         ack, replayed = await self._run(lambda e: e.place_bet(who.id, client_id, bet_type, stake, round_id))
-        return JSONResponse(
-            {"bet": ack.to_json(), "replayed": replayed}, status_code=200 if replayed else 201
-        )
+        return JSONResponse({"bet": ack.to_json(), "replayed": replayed}, status_code=200 if replayed else 201)
 
     async def balance(self, request: Request) -> Response:
         _, player_id = self._account(request)

@@ -66,9 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="a table device's pyserial URL; repeatable (the port named 'lamp' gets lamp commands)",
     )  # fmt: skip
     p.add_argument("--config", help="YAML config file (players, supervisors, engine settings, devices)")
-    p.add_argument(
-        "--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)"
-    )
+    p.add_argument("--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
     return p
 

@@ -100,9 +100,7 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
             tokens[token] = Principal(pid, role)
             if role == "player":
                 balance = entry.get("balance", 0)
-                _need(
-                    type(balance) is int and balance >= 0, f"{where}.balance", "an integer >= 0 (minor units)"
-                )
+                _need(type(balance) is int and balance >= 0, f"{where}.balance", "an integer >= 0 (minor units)")
                 _need(pid not in wallets, f"{where}.id", "must be unique")
                 wallets[pid] = balance
     devices = raw.get("devices") or {}
@@ -131,9 +129,7 @@ def _engine(raw: object, where: str) -> EngineConfig:
         elif kind == "int":
             _need(type(value) is int, f"{where}.{key}", "an integer")
         else:
-            _need(
-                isinstance(value, int | float) and not isinstance(value, bool), f"{where}.{key}", "a number"
-            )
+            _need(isinstance(value, int | float) and not isinstance(value, bool), f"{where}.{key}", "a number")
         values[key] = value
     try:
         return EngineConfig(**values)

@@ -8,9 +8,7 @@ from gameserver.bets import reds_of, settle
 from gameserver.model import Rejection, RoundRecord
 
 
-def apply_correction(
-    last: RoundRecord | None, round_id: int, faces: str, wallets: dict[str, int]
-) -> dict[str, Any]:
+def apply_correction(last: RoundRecord | None, round_id: int, faces: str, wallets: dict[str, int]) -> dict[str, Any]:
     """Re-settle ``last`` (the most recently settled round) on ``faces``, updating its bets and ``wallets``.
 
     Returns the ``round_corrected`` event data (old and new faces, each bet's new result, returned amount,

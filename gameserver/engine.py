@@ -100,17 +100,13 @@ class RoundEngine:
         seen = self._idem.get((player_id, client_bet_id))
         if seen is not None:
             if seen[0] != digest:
-                raise Rejection(
-                    "idempotency_conflict", f"bet id {client_bet_id!r} was used with another body"
-                )
+                raise Rejection("idempotency_conflict", f"bet id {client_bet_id!r} was used with another body")
             return seen[1], True
         try:
             kind = BetType(bet_type)
         except ValueError:
             allowed = ", ".join(t.value for t in BetType)
-            raise Rejection(
-                "unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}"
-            ) from None
+            raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
         cfg = self.config
         if stake % cfg.chip_unit:
             raise Rejection(
@@ -126,9 +122,7 @@ class RoundEngine:
         if r.paused_reason is not None:
             raise Rejection("round_paused", f"round {r.round_id} is paused ({r.paused_reason})")
         if round_id is not None and round_id != r.round_id:
-            raise Rejection(
-                "wrong_round", f"round {round_id} is not taking bets (current round {r.round_id})"
-            )
+            raise Rejection("wrong_round", f"round {round_id} is not taking bets (current round {r.round_id})")
         balance = self.wallets.get(player_id)
         if balance is None:
             raise Rejection("unknown_player", f"player {player_id!r} has no wallet")
@@ -253,9 +247,7 @@ class RoundEngine:
         r.shaken = r.shaking = r.lifted = False
         if r.awaiting_since is not None:
             r.awaiting_since = self.now()
-        self._emit(
-            EventKind.RESHAKE, r.round_id, reason=reason, count=r.reshakes, clause=_RESHAKE_CLAUSE[reason]
-        )
+        self._emit(EventKind.RESHAKE, r.round_id, reason=reason, count=r.reshakes, clause=_RESHAKE_CLAUSE[reason])
         if r.reshakes_since_resume > self.config.reshake_cap:
             self._pause(r, "reshake_cap_exceeded")
 
@@ -305,9 +297,7 @@ class RoundEngine:
         self._next_open_at = now + self.config.round_gap_s
         if phase is Phase.SETTLED:
             self.last_settled = r
-            self._emit(
-                EventKind.ROUND_SETTLED, r.round_id, faces=r.faces, reds=reds, reshakes=r.reshakes, bets=lines
-            )
+            self._emit(EventKind.ROUND_SETTLED, r.round_id, faces=r.faces, reds=reds, reshakes=r.reshakes, bets=lines)
         elif phase is Phase.VOID:
             self._emit(
                 EventKind.ROUND_VOIDED,

@@ -63,9 +63,7 @@ def to_report(device: str, frame: Frame) -> TableReport | None:
     if key == ("SHAKER", "DROP"):
         return TableReport(ReportKind.DROP, device, detail=f"{frame.get('item')} {frame.get('token')}")
     if key == ("READER", "RESULT"):
-        return TableReport(
-            ReportKind.RESULT, device, faces=frame.get("faces"), overlap=frame.get("overlap") == "1"
-        )
+        return TableReport(ReportKind.RESULT, device, faces=frame.get("faces"), overlap=frame.get("overlap") == "1")
     if key == ("READER", "REARRANGED"):
         return TableReport(ReportKind.REARRANGED, device, faces=frame.get("faces"))
     if key == ("CONSOLE", "PROBLEM"):
@@ -116,9 +114,7 @@ class DeviceGateway:
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
         self.links: dict[str, ServerLink] = {}
         self._running = False
-        self._threads = [
-            threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports
-        ]
+        self._threads = [threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports]
 
     def start(self) -> None:
         """Open the links (HELLO on every port) and start the port threads."""

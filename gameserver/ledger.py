@@ -147,9 +147,7 @@ class Ledger(Protocol):
     def balance(self, player_id: str) -> int | None:
         """A wallet's committed balance, None if there is no such wallet."""
 
-    def bets(
-        self, player_id: str | None = None, round_id: int | None = None
-    ) -> list[tuple[BetRow, RoundRow]]:
+    def bets(self, player_id: str | None = None, round_id: int | None = None) -> list[tuple[BetRow, RoundRow]]:
         """Bets (with their rounds) in bet id order, optionally for one player and/or one round."""
 
     def rounds(self) -> list[RoundRow]:
@@ -222,14 +220,11 @@ class InMemoryLedger:
     def balance(self, player_id: str) -> int | None:
         return self.wallets.get(player_id)
 
-    def bets(
-        self, player_id: str | None = None, round_id: int | None = None
-    ) -> list[tuple[BetRow, RoundRow]]:
+    def bets(self, player_id: str | None = None, round_id: int | None = None) -> list[tuple[BetRow, RoundRow]]:
         return [
             (b, self._rounds[b.round_id])
             for b in sorted(self._bets.values(), key=lambda b: b.bet_id)
-            if (player_id is None or b.player_id == player_id)
-            and (round_id is None or b.round_id == round_id)
+            if (player_id is None or b.player_id == player_id) and (round_id is None or b.round_id == round_id)
         ]
 
     def rounds(self) -> list[RoundRow]:

@@ -54,25 +54,19 @@ def openapi_document() -> dict[str, Any]:
         "/v1/players/{player_id}/bets": {
             "get": {**_op("Bet record / game recall", {"200": _json("BetRecord")}), "parameters": _PLAYER}
         },
-        "/v1/players/{player_id}/bets.csv": {
-            "get": {**_op("Bet record as BETS.csv", _CSV), "parameters": _PLAYER}
-        },
+        "/v1/players/{player_id}/bets.csv": {"get": {**_op("Bet record as BETS.csv", _CSV), "parameters": _PLAYER}},
         "/v1/rounds": {"get": _op("Every round", {"200": {"description": "rounds"}})},
         "/v1/rounds/current": {"get": _op("The current round", {"200": {"description": "table state"}})},
         "/v1/rounds/{round_id}": {
             "get": {
                 **_op("Game recall of one round", {"200": {"description": "round, bets, events"}}),
-                "parameters": [
-                    {"name": "round_id", "in": "path", "required": True, "schema": {"type": "integer"}}
-                ],
+                "parameters": [{"name": "round_id", "in": "path", "required": True, "schema": {"type": "integer"}}],
             }
         },
         "/v1/outcomes.csv": {"get": _op("OUTCOMES.csv", _CSV)},
         "/v1/events": {"get": _op("Event log (supervisor)", {"200": {"description": "events"}})},
         "/v1/stream": {
-            "get": _op(
-                "WebSocket of round events (token in header or ?token=)", {"101": {"description": "upgrade"}}
-            )
+            "get": _op("WebSocket of round events (token in header or ?token=)", {"101": {"description": "upgrade"}})
         },
     }
     for action, summary in (

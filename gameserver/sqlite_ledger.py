@@ -52,8 +52,7 @@ _BET_SQL = (
     "r.corrected FROM bets b JOIN rounds r ON r.round_id = b.round_id"
 )
 _ROUND_SQL = (
-    "SELECT round_id, phase, opened_at, closes_at, ended_at, faces, reshakes, clause, reason, corrected "
-    "FROM rounds"
+    "SELECT round_id, phase, opened_at, closes_at, ended_at, faces, reshakes, clause, reason, corrected FROM rounds"
 )
 
 
@@ -68,9 +67,7 @@ class LedgerError(Exception):
 
 
 def _round(row: Sequence[Any]) -> RoundRow:
-    return RoundRow(
-        row[0], Phase(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8], bool(row[9])
-    )
+    return RoundRow(row[0], Phase(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8], bool(row[9]))
 
 
 class SqliteLedger:
@@ -114,9 +111,7 @@ class SqliteLedger:
         db = self._db
         db.execute("BEGIN IMMEDIATE")
         try:
-            rows = [
-                (e.seq, e.at, str(e.kind), e.round_id, int(e.significant), json.dumps(e.data)) for e in events
-            ]
+            rows = [(e.seq, e.at, str(e.kind), e.round_id, int(e.significant), json.dumps(e.data)) for e in events]
             db.executemany(
                 "INSERT INTO events(seq, at, kind, round_id, significant, data) VALUES (?, ?, ?, ?, ?, ?)",
                 rows,
@@ -137,9 +132,7 @@ class SqliteLedger:
             db.execute("ROLLBACK")
             raise LedgerError(f"append of events {events[0].seq}..{events[-1].seq} failed: {exc}") from exc
 
-    def _flush_bets(
-        self, db: sqlite3.Connection, bets: list[tuple[object, ...]], wallets: dict[str, int]
-    ) -> None:
+    def _flush_bets(self, db: sqlite3.Connection, bets: list[tuple[object, ...]], wallets: dict[str, int]) -> None:
         if bets:
             db.executemany(
                 "INSERT INTO bets(bet_id, client_bet_id, round_id, player_id, placed_at, bet_type, wagered, "
@@ -154,9 +147,7 @@ class SqliteLedger:
     def _apply(self, db: sqlite3.Connection, e: Event) -> None:
         d = e.data
         if e.kind is EventKind.WALLET_OPENED:
-            db.execute(
-                "INSERT INTO wallets(player_id, balance) VALUES (?, ?)", (d["player_id"], d["balance"])
-            )
+            db.execute("INSERT INTO wallets(player_id, balance) VALUES (?, ?)", (d["player_id"], d["balance"]))
         elif e.kind is EventKind.ROUND_OPENED:
             db.execute(
                 "INSERT INTO rounds(round_id, phase, opened_at, closes_at) VALUES (?, 'betting', ?, ?)",
@@ -210,14 +201,10 @@ class SqliteLedger:
         return self._events("SELECT seq, at, kind, round_id, data FROM events ORDER BY seq DESC LIMIT 1", ())
 
     def balance(self, player_id: str) -> int | None:
-        row = (
-            self._reader().execute("SELECT balance FROM wallets WHERE player_id = ?", (player_id,)).fetchone()
-        )
+        row = self._reader().execute("SELECT balance FROM wallets WHERE player_id = ?", (player_id,)).fetchone()
         return None if row is None else int(row[0])
 
-    def bets(
-        self, player_id: str | None = None, round_id: int | None = None
-    ) -> list[tuple[BetRow, RoundRow]]:
+    def bets(self, player_id: str | None = None, round_id: int | None = None) -> list[tuple[BetRow, RoundRow]]:
         where: list[str] = []
         args: list[object] = []
         if player_id is not None:
