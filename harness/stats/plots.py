@@ -41,6 +41,10 @@ def rtp_convergence(
     ax.plot(x, theo, color="tab:blue", lw=1, label="theoretical")
     ax.plot(x, measured, color="tab:red", lw=1, label="measured")
     ax.set_xscale("log")
+    k = min(len(x) - 1, 29)  # the scale follows the band from 30 bets on, so the early swings do not flatten it
+    low = min(float(np.min((theo - half)[k:])), float(np.min(measured[k:])))
+    high = max(float(np.max((theo + half)[k:])), float(np.max(measured[k:])))
+    ax.set_ylim(low - 0.05 * (high - low + 1e-9), high + 0.05 * (high - low + 1e-9))
     ax.set_xlabel("decided bets")
     ax.set_ylabel("RTP")
     ax.set_title(title)
