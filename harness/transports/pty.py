@@ -24,8 +24,9 @@ from harness.transports.base import Transport, TransportClosed
 class PtyPort(Transport):
     """The device side of a pty pair."""
 
-    def __init__(self, name: str, link_dir: Path | None = None) -> None:
+    def __init__(self, name: str, link_dir: Path | None = None, write_timeout: float = 0.05) -> None:
         self.name = name
+        self.write_timeout = write_timeout
         self.link = None if link_dir is None else Path(link_dir) / name
         self._master = -1
         self._slave = -1
@@ -71,15 +72,27 @@ class PtyPort(Transport):
             raise TransportClosed(f"{self.name}: {exc}") from exc
 
     def write(self, data: bytes) -> None:
-        if self._master < 0:
+        """Write all of ``data``; while the line buffer is full, wait up to :attr:`write_timeout` s for the
+        reader (back-pressure, like a UART's pace), then drop the rest (nobody is reading) into ``dropped``."""
+        master = self._master
+        if master < 0:
             raise TransportClosed(f"{self.name}: unplugged")
-        view = memoryview(data)
+        try:
+            n = os.write(master, data)  # the common case: the line takes it all at once
+        except BlockingIOError:
+            n = 0
+        if n == len(data):
+            return
+        view = memoryview(data)[n:]
         while view:
             try:
                 n = os.write(self._master, view)
             except BlockingIOError:
-                self.dropped += len(view)  # nobody is reading and the line buffer is full
-                return
+                _, writable, _ = select.select([], [self._master], [], self.write_timeout)
+                if not writable:
+                    self.dropped += len(view)
+                    return
+                continue
             view = view[n:]
 
     def unplug(self) -> None:
