@@ -25,3 +25,19 @@ Feature: Fairness of the table's outcomes
     When the outcome file is audited with plots
     Then 480 rounds are counted as void or cancelled and 11520 as settled
     And every fairness test passes at 99 % after Holm's correction
+
+  @clause:EQ-3 @clause:SH-2 @clause:SH-3 @gli:3.4.2
+  Scenario: The table model at standard pace, fair tokens, passes with its voids and re-shakes
+    Given the standard table profile with tokens that show red with probability 0.5
+    And the simulated table plays 12000 rounds with seed 3, writing its event log
+    When the outcome file is audited with plots
+    Then every fairness test passes at 99 % after Holm's correction
+    And the bias monitor raises no alarm
+
+  @clause:EQ-3 @gli:3.3.3
+  Scenario: The table model with tokens biased one point towards red is caught
+    Given the standard table profile with tokens that show red with probability 0.51
+    And the simulated table plays 10000 rounds with seed 3, writing its event log
+    When the outcome file is audited with plots
+    Then the bias monitor raises an alarm before round 10000, with the tokens favouring red
+    And the audit fails

@@ -8,7 +8,7 @@ files in ``tmp_path``, generated with the package's seeded numpy generator and a
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from harness.stats.audit import AuditResult, audit_file
 from harness.stats.exact import BetMath, all_bets, bet_math, max_rtp
 from harness.stats.records import OUTCOME_COLUMNS
 from harness.stats.settlement import SimulationResult, draw_patterns, make_generator, simulate
+from simulator import Profile, Table, load_profile
 from simulator.bets import BetType
 
 
@@ -30,6 +31,7 @@ class StatsContext:
     figures: dict[BetType, BetMath] = field(default_factory=dict)
     simulation: SimulationResult | None = None
     outcome_file: Path | None = None
+    profile: Profile | None = None
     audit: AuditResult | None = None
 
 
@@ -131,6 +133,22 @@ def void_every_nth(stats_context: StatsContext, nth: int) -> None:
         csv.writer(fh).writerows(rows)
 
 
+@given(parsers.parse("the {name} table profile with tokens that show red with probability {p:g}"))
+def table_profile(stats_context: StatsContext, name: str, p: float) -> None:
+    profile = load_profile(name)
+    stats_context.profile = replace(profile, tokens=replace(profile.tokens, p_red=(p, p, p, p)))
+
+
+@given(parsers.parse("the simulated table plays {rounds:d} rounds with seed {seed:d}, writing its event log"))
+def simulated_table(stats_context: StatsContext, tmp_path: Path, rounds: int, seed: int) -> None:
+    assert stats_context.profile is not None, "no table profile chosen"
+    log = Table(stats_context.profile, seed, players=0).run(rounds)
+    path = tmp_path / "events.jsonl"
+    with path.open("w", encoding="utf-8") as fh:
+        log.write_jsonl(fh)
+    stats_context.outcome_file = path
+
+
 @when("the outcome file is audited with plots")
 def audit_outcomes(stats_context: StatsContext, tmp_path: Path) -> None:
     assert stats_context.outcome_file is not None
@@ -157,11 +175,7 @@ def no_alarm(stats_context: StatsContext) -> None:
     assert _audit(stats_context).alarm is None
 
 
-@then(
-    parsers.parse(
-        "the bias monitor raises an alarm before round {limit:d}, with the tokens favouring {colour}"
-    )
-)
+@then(parsers.parse("the bias monitor raises an alarm before round {limit:d}, with the tokens favouring {colour}"))
 def alarm(stats_context: StatsContext, limit: int, colour: str) -> None:
     raised = _audit(stats_context).alarm
     assert raised is not None, "no alarm"
