@@ -255,16 +255,17 @@ class Api:
         supervisor, its event log."""
         who = self._auth(request)
         round_id = int(request.path_params["round_id"])
-        rounds = await run_in_threadpool(self.service.ledger.rounds)
-        found = [r for r in rounds if r.round_id == round_id]
+        if round_id > 2**62:
+            raise ApiError(404, "unknown_round", f"no round {round_id}")
+        found = await run_in_threadpool(self.service.ledger.rounds, round_id)
         if not found:
             raise ApiError(404, "unknown_round", f"no round {round_id}")
         player = None if who.role == "supervisor" else who.id
         rows = await run_in_threadpool(self.service.ledger.bets, player, round_id)
         body: dict[str, Any] = {"round": found[0].to_json(), "bets": [b.record(r) for b, r in rows]}
         if who.role == "supervisor":
-            events = await run_in_threadpool(self.service.ledger.events, 0, 1_000_000)
-            body["events"] = [e.to_json() for e in events if e.round_id == round_id]
+            events = await run_in_threadpool(self.service.ledger.events, 0, 100_000, round_id)
+            body["events"] = [e.to_json() for e in events]
         return JSONResponse(body)
 
     async def events(self, request: Request) -> Response:

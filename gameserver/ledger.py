@@ -150,11 +150,11 @@ class Ledger(Protocol):
     def bets(self, player_id: str | None = None, round_id: int | None = None) -> list[tuple[BetRow, RoundRow]]:
         """Bets (with their rounds) in bet id order, optionally for one player and/or one round."""
 
-    def rounds(self) -> list[RoundRow]:
-        """Every round, in id order."""
+    def rounds(self, round_id: int | None = None) -> list[RoundRow]:
+        """Every round (or just ``round_id``'s), in id order."""
 
-    def events(self, after: int = 0, limit: int = 1000) -> list[Event]:
-        """Events with ``seq > after``, oldest first, at most ``limit``."""
+    def events(self, after: int = 0, limit: int = 1000, round_id: int | None = None) -> list[Event]:
+        """Events with ``seq > after`` (of one round if ``round_id`` is given), oldest first, at most ``limit``."""
 
     def close(self) -> None:
         """Release the storage."""
@@ -227,11 +227,11 @@ class InMemoryLedger:
             if (player_id is None or b.player_id == player_id) and (round_id is None or b.round_id == round_id)
         ]
 
-    def rounds(self) -> list[RoundRow]:
-        return [self._rounds[k] for k in sorted(self._rounds)]
+    def rounds(self, round_id: int | None = None) -> list[RoundRow]:
+        return [self._rounds[k] for k in sorted(self._rounds) if round_id is None or k == round_id]
 
-    def events(self, after: int = 0, limit: int = 1000) -> list[Event]:
-        return [e for e in self._events if e.seq > after][:limit]
+    def events(self, after: int = 0, limit: int = 1000, round_id: int | None = None) -> list[Event]:
+        return [e for e in self._events if e.seq > after and (round_id is None or e.round_id == round_id)][:limit]
 
     def close(self) -> None:
         return None

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS bets(
     result TEXT NOT NULL DEFAULT 'pending', returned INTEGER NOT NULL DEFAULT 0, settled_at REAL,
     UNIQUE (player_id, client_bet_id));
 CREATE INDEX IF NOT EXISTS bets_round ON bets(round_id);
+CREATE INDEX IF NOT EXISTS events_round ON events(round_id, seq);
 CREATE INDEX IF NOT EXISTS bets_player ON bets(player_id, bet_id);
 CREATE VIEW IF NOT EXISTS significant_events AS SELECT * FROM events WHERE significant = 1;
 """
@@ -234,14 +235,18 @@ class SqliteLedger:
             out.append((bet, _round(r[13:])))
         return out
 
-    def rounds(self) -> list[RoundRow]:
-        return [_round(r) for r in self._reader().execute(_ROUND_SQL + " ORDER BY round_id")]
+    def rounds(self, round_id: int | None = None) -> list[RoundRow]:
+        if round_id is None:
+            rows = self._reader().execute(_ROUND_SQL + " ORDER BY round_id")
+        else:
+            rows = self._reader().execute(_ROUND_SQL + " WHERE round_id = ?", (round_id,))
+        return [_round(r) for r in rows]
 
-    def events(self, after: int = 0, limit: int = 1000) -> list[Event]:
-        return self._events(
-            "SELECT seq, at, kind, round_id, data FROM events WHERE seq > ? ORDER BY seq LIMIT ?",
-            (after, limit),
-        )
+    def events(self, after: int = 0, limit: int = 1000, round_id: int | None = None) -> list[Event]:
+        sql = "SELECT seq, at, kind, round_id, data FROM events WHERE seq > ?"
+        if round_id is None:
+            return self._events(sql + " ORDER BY seq LIMIT ?", (after, limit))
+        return self._events(sql + " AND round_id = ? ORDER BY seq LIMIT ?", (after, round_id, limit))
 
     def _events(self, sql: str, args: tuple[Any, ...]) -> list[Event]:
         rows = self._reader().execute(sql, args).fetchall()

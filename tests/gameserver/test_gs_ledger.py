@@ -44,6 +44,10 @@ def test_sqlite_matches_the_in_memory_projection_and_survives_reopen(tmp_path: P
         assert reopened.rounds() == memory.rounds()
         assert reopened.bets() == memory.bets()
         assert reopened.events() == memory.events()
+        assert reopened.events(round_id=2) == memory.events(round_id=2) != []
+        assert [e.round_id for e in reopened.events(round_id=2)] == [2] * len(reopened.events(round_id=2))
+        assert reopened.rounds(2) == memory.rounds(2) == [memory.rounds()[1]]
+        assert reopened.rounds(7) == []
         assert reopened.balance("alice") == 100_000 - 1000 + 7500
         assert reopened.balance("bob") == 100_000 - 2000 + 3920
         db = sqlite3.connect(path)
