@@ -45,7 +45,13 @@ class Dealer:
     def __init__(self, table: Table, stream: Stream) -> None:
         self.table = table
         self.stream = stream
-        self.timing = table.profile.timing
+        timing = table.profile.timing
+        self.place = timing.place.bind(stream)
+        self.shake_time = timing.shake.bind(stream)
+        self.react = timing.react.bind(stream)
+        self.lift_time = timing.lift.bind(stream)
+        self.rearrange = timing.rearrange.bind(stream)
+        self.reassemble = timing.reassemble.bind(stream)
         self.cap = table.profile.table.max_reshakes
 
     def run(self) -> Proc:
@@ -56,10 +62,10 @@ class Dealer:
             yield from self._round(book)
 
     def _round(self, book: RoundBook) -> Proc:
-        table, env, emit, timing, s = self.table, self.table.env, self.table.emit, self.timing, self.stream
+        table, env, emit = self.table, self.table.env, self.table.emit
         r = book.round
         emit(TokensPlaced(env.now, r))
-        yield env.timeout(timing.place.sample(s))
+        yield env.timeout(self.place())
         emit(BowlPlaced(env.now, r))
         if book.ended:
             return
@@ -84,14 +90,14 @@ class Dealer:
             proceed = yield from self._wait_for_close(book)
             if not proceed:
                 return
-            yield env.timeout(timing.react.sample(s))
+            yield env.timeout(self.react())
         if book.ended:
             return
 
         lift_no = 0
         while True:
             lift_no += 1
-            yield env.timeout(timing.lift.sample(s))
+            yield env.timeout(self.lift_time())
             lifted = table.incidents.lift(r, lift_no)
             emit(BowlLifted(env.now, r, early, lifted.touched, lifted.token))
             emit(Revealed(env.now, r, faces, overlap))
@@ -113,14 +119,14 @@ class Dealer:
                 return
             book.reshakes += 1
             emit(Reshake(env.now, r, ReshakeReason.STANDING, book.reshakes))
-            yield env.timeout(timing.place.sample(s))
+            yield env.timeout(self.place())
             emit(BowlPlaced(env.now, r))
             shaken = yield from self._shake(book)
             if shaken is None:
                 return
             faces, overlap = shaken.faces, shaken.overlap
         if overlap:
-            yield env.timeout(timing.rearrange.sample(s))
+            yield env.timeout(self.rearrange())
             emit(Rearranged(env.now, r, faces))
         if not book.ended:
             table.end_round(book, RoundStatus.SETTLED, None, faces)
@@ -139,13 +145,13 @@ class Dealer:
 
     def _shake(self, book: RoundBook) -> Proc:
         """Shake until a shake ends without a drop; returns its facts, or None if the round ended meanwhile."""
-        table, env, emit, timing, s = self.table, self.table.env, self.table.emit, self.timing, self.stream
+        table, env, emit = self.table, self.table.env, self.table.emit
         r = book.round
         while True:
             book.shakes += 1
             facts: ShakeFacts = table.incidents.shake(r, book.shakes)
             emit(ShakeStarted(env.now, r, book.shakes))
-            duration = timing.shake.sample(s)
+            duration = self.shake_time()
             if facts.drop is None:
                 yield env.timeout(duration)
                 emit(ShakeEnded(env.now, r, book.shakes))
@@ -157,7 +163,7 @@ class Dealer:
             if book.reshakes >= self.cap:
                 yield from self._over_cap(book)
                 return None
-            yield env.timeout(timing.reassemble.sample(s))
+            yield env.timeout(self.reassemble())
             emit(Reassembled(env.now, r))
             book.reshakes += 1
             emit(Reshake(env.now, r, ReshakeReason.DROP, book.reshakes))

@@ -93,21 +93,19 @@ class RandomIncidents:
 
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
         tk = self.profile.tokens
-        s = self._tokens
-        faces = []
+        u = self._tokens.random
+        p_standing, p_fall = tk.p_standing, tk.p_fall
+        faces = ""
         fell: int | None = None
-        for i in range(4):
-            face_u, stand_u, fall_u = s.random(), s.random(), s.random()
-            if stand_u < tk.p_standing:
-                faces.append("S")
-            else:
-                faces.append("R" if face_u < tk.p_red[i] else "W")
-            if fall_u < tk.p_fall and fell is None:
+        for i, p_red in enumerate(tk.p_red):
+            face_u, stand_u, fall_u = u(), u(), u()
+            faces += "S" if stand_u < p_standing else ("R" if face_u < p_red else "W")
+            if fall_u < p_fall and fell is None:
                 fell = i
-        overlap = s.random() < tk.p_overlap
+        overlap = u() < tk.p_overlap
         sh = self.profile.shaker
-        b = self._shaker
-        bowl_u, plate_u, at_u = b.random(), b.random(), b.random()
+        b = self._shaker.random
+        bowl_u, plate_u, at_u = b(), b(), b()
         drop: DropItem | None = None
         if bowl_u < sh.p_drop_bowl:
             drop = DropItem.BOWL
@@ -115,13 +113,7 @@ class RandomIncidents:
             drop = DropItem.PLATE
         elif fell is not None:
             drop = DropItem.TOKEN
-        return ShakeFacts(
-            faces="".join(faces),
-            overlap=overlap,
-            drop=drop,
-            drop_token=fell if drop is DropItem.TOKEN else None,
-            drop_at=at_u,
-        )
+        return ShakeFacts(faces, overlap, drop, fell if drop is DropItem.TOKEN else None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts:
         b = self._shaker

@@ -16,7 +16,7 @@ and then sends them in time order, one SimPy event per bet.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Generator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -32,28 +32,52 @@ Proc = Generator[Any, Any, Any]
 class WeightedChoice:
     """Pick among fixed options with fixed weights using one uniform draw."""
 
-    __slots__ = ("_cum", "_last", "_options", "_total")
+    __slots__ = ("_cum", "_options", "_total")
 
     def __init__(self, options: Sequence[Any], weights: Sequence[float]) -> None:
-        self._options = tuple(options)
+        # The last option is repeated so that a draw rounding up to the total still lands on it.
+        self._options = (*options, options[-1])
         self._cum = list(accumulate(weights))
         self._total = self._cum[-1]
-        self._last = len(self._options) - 1
 
     def pick(self, stream: Stream) -> Any:
-        index = bisect_right(self._cum, stream.random() * self._total)
-        return self._options[index if index < self._last else self._last]
+        return self._options[bisect_right(self._cum, stream.random() * self._total)]
+
+    def bind(self, stream: Stream) -> Callable[[], Any]:
+        """A zero-argument picker on ``stream`` (same draws as :meth:`pick`)."""
+        options, cum, total, u = self._options, self._cum, self._total, stream.random
+        return lambda: options[bisect_right(cum, u() * total)]
 
 
 class Seat:
-    """One seat: who sits there, how many bets they have sent, and whether their link is up."""
+    """One seat: who sits there, its bound samplers, how many bets were sent, and whether the link is up."""
 
-    __slots__ = ("bets", "free_at", "index", "link_up", "net_stream", "player", "stream", "visits")
+    __slots__ = (
+        "bet_and_stake",
+        "bets",
+        "free_at",
+        "index",
+        "latency",
+        "leave",
+        "link_up",
+        "n_bets",
+        "net_stream",
+        "player",
+        "stream",
+        "think",
+        "visits",
+    )
 
-    def __init__(self, table: Table, index: int) -> None:
+    def __init__(self, crowd: Crowd, table: Table, index: int) -> None:
         self.index = index
-        self.stream = table.streams.stream(Subsystem.PLAYER, index)
+        self.stream = s = table.streams.stream(Subsystem.PLAYER, index)
         self.net_stream = table.streams.stream(Subsystem.NETWORK, index)
+        settings = crowd.settings
+        self.n_bets = crowd.n_bets.bind(s)
+        self.think = settings.think.bind(s)
+        self.bet_and_stake = crowd.bet_and_stake.bind(s)
+        self.latency = settings.network.latency.bind(s)
+        self.leave = s.random
         self.visits = 0
         self.bets = 0
         self.player: str | None = None
@@ -68,32 +92,30 @@ class Crowd:
         self.table = table
         settings = table.profile.players
         self.settings = settings
-        self.seats = [Seat(table, i) for i in range(count)]
         # 0 bets (no bet this round) is folded into the same single draw as the number of bets.
-        per_round = [1.0 - settings.p_bet] + [
-            settings.p_bet * w / sum(settings.bets_per_round) for w in settings.bets_per_round
-        ]
+        weights = settings.bets_per_round
+        per_round = [1.0 - settings.p_bet] + [settings.p_bet * w / sum(weights) for w in weights]
         self.n_bets = WeightedChoice(range(len(per_round)), per_round)
         # Bet type and stake are independent: one draw picks the pair from the product distribution.
         pairs = [(b, s, wb * ws) for b, wb in settings.bet_weights for s, ws in settings.stakes]
         self.bet_and_stake = WeightedChoice([(b, s) for b, s, _ in pairs], [w for _, _, w in pairs])
         self.leave_p = 1.0 / settings.session_rounds if settings.session_rounds > 0 else 0.0
+        self.seats = [Seat(self, table, i) for i in range(count)]
         for seat in self.seats:
             table.env.process(self.link(seat))
         table.env.process(self.run())
 
     def run(self) -> Proc:
         table, env, settings = self.table, self.table.env, self.settings
-        lamp, emit = table.lamp, table.emit
-        think, latency = settings.think.sample, settings.network.latency.sample
-        n_bets, bet_and_stake, leave_p = self.n_bets.pick, self.bet_and_stake.pick, self.leave_p
+        lamp, emit, seats, leave_p = table.lamp, table.emit, self.seats, self.leave_p
         timeout = env.timeout
         while True:
             signal = yield lamp.opened
-            round_no, now = signal.round, env.now
-            plan: list[tuple[float, int, Any, int, float]] = []
-            for seat in self.seats:
-                s = seat.stream
+            round_no = signal.round
+            now = env.now
+            plan: list[tuple[float, int, tuple[Any, int], float]] = []
+            append = plan.append
+            for seat in seats:
                 if seat.player is None:
                     if now < seat.free_at:
                         continue
@@ -101,28 +123,30 @@ class Crowd:
                     seat.bets = 0
                     seat.player = f"p{seat.index + 1:02d}.{seat.visits}"
                     emit(PlayerJoined(now, seat.player, seat.index))
-                at = now
-                for _ in range(n_bets(s)):
-                    at += think(s)
-                    bet, stake = bet_and_stake(s)
-                    plan.append((at, seat.index, bet, stake, latency(s)))
-                if s.random() < leave_p:
+                n = seat.n_bets()
+                if n:
+                    at, think, pick, latency, index = now, seat.think, seat.bet_and_stake, seat.latency, seat.index
+                    for _ in range(n):
+                        at += think()
+                        append((at, index, pick(), latency()))
+                if seat.leave() < leave_p:
                     seat.free_at = -1.0  # leaves after this round's bets
             plan.sort()
-            seats = self.seats
-            for at, index, bet, stake, delay in plan:
-                if at > env.now:
-                    yield timeout(at - env.now)
+            for at, index, (bet, stake), delay in plan:
+                if at > now:
+                    yield timeout(at - now)
+                    now = at
                 seat = seats[index]
                 player = seat.player
                 if player is not None and seat.link_up:
-                    seat.bets += 1
-                    emit(BetSent(at, round_no, player, f"{player}-{seat.bets}", bet, stake, at + delay))
+                    seat.bets = n = seat.bets + 1
+                    emit(BetSent(at, round_no, player, f"{player}-{n}", bet, stake, at + delay))
+            now = env.now
             for seat in seats:
                 if seat.free_at < 0.0 and seat.player is not None:
-                    emit(PlayerLeft(env.now, seat.player, seat.index))
+                    emit(PlayerLeft(now, seat.player, seat.index))
                     seat.player = None
-                    seat.free_at = env.now + settings.arrival_gap.sample(seat.stream)
+                    seat.free_at = now + settings.arrival_gap.sample(seat.stream)
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""

@@ -45,17 +45,19 @@ class Stream:
 
     def random(self) -> float:
         """A uniform variate in [0, 1)."""
-        buf = self._uniforms
-        if not buf:
-            buf.extend(reversed(self._gen.random(_BLOCK).tolist()))
-        return buf.pop()
+        try:
+            return self._uniforms.pop()
+        except IndexError:
+            self._uniforms.extend(reversed(self._gen.random(_BLOCK).tolist()))
+            return self._uniforms.pop()
 
     def normal(self) -> float:
         """A standard normal variate."""
-        buf = self._normals
-        if not buf:
-            buf.extend(reversed(self._gen.standard_normal(_BLOCK).tolist()))
-        return buf.pop()
+        try:
+            return self._normals.pop()
+        except IndexError:
+            self._normals.extend(reversed(self._gen.standard_normal(_BLOCK).tolist()))
+            return self._normals.pop()
 
     def exponential(self, mean: float) -> float:
         """An exponential variate with the given mean (inverse transform of one uniform)."""

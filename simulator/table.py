@@ -13,7 +13,9 @@ SimPy environment (e.g. a real-time bridge); ``listeners`` are called with each 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable
+import gc
+from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -175,6 +177,7 @@ class Table:
         """Run until ``rounds`` rounds have ended; returns the event log.
 
         ``on_round`` (e.g. a progress bar) is called with the number of rounds ended, every 1 % of the run.
+        The cyclic garbage collector is paused while the model runs (see :func:`_gc_paused`).
 
         Raises:
             ValueError: ``rounds`` < 1.
@@ -184,17 +187,35 @@ class Table:
         self._target = rounds
         if self.controller is not None:
             self.controller.limit = rounds
-        if on_round is None:
-            self.env.run(until=self.finished)
-            return self.log
-        step = max(rounds // 100, 1)
-        mark = step
-        while not self.finished.triggered:
-            while self.rounds_ended < mark and not self.finished.triggered:
-                self.env.step()
-            on_round(self.rounds_ended)
-            mark += step
+        with _gc_paused():
+            if on_round is None:
+                self.env.run(until=self.finished)
+                return self.log
+            step = max(rounds // 100, 1)
+            mark = step
+            while not self.finished.triggered:
+                while self.rounds_ended < mark and not self.finished.triggered:
+                    self.env.step()
+                on_round(self.rounds_ended)
+                mark += step
         return self.log
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration, restoring its previous state after.
+
+    The event log keeps every event alive, so each collection re-scans a growing heap: measured, that halves the
+    model's speed. The model makes no reference cycles in steady state (``gc.collect()`` after 20,000 chaotic rounds
+    finds none), so nothing accumulates while paused; reference counting still frees everything else at once.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class FixedScheduleController:
