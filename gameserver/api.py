@@ -325,8 +325,10 @@ class Api:
                 if events is None:
                     break
                 for e in events:
-                    if who.role == "supervisor" or e.kind in PUBLIC:
+                    if who.role == "supervisor":
                         await ws.send_json(e.to_json())
+                    elif e.kind in PUBLIC:
+                        await ws.send_json(_player_view(e, who.id))
         except (WebSocketDisconnect, RuntimeError, ApiError):
             pass
         finally:
@@ -342,6 +344,15 @@ class Api:
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
         q.put_nowait(None)
+
+
+def _player_view(event: Event, player_id: str) -> dict[str, Any]:
+    """An event as one player may see it: settlement lines of other players' bets removed."""
+    body = event.to_json()
+    lines = body["data"].get("bets")
+    if isinstance(lines, list):
+        body["data"] = {**body["data"], "bets": [line for line in lines if line.get("player_id") == player_id]}
+    return body
 
 
 def _table_state(engine: RoundEngine) -> dict[str, Any]:

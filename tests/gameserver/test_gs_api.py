@@ -198,6 +198,13 @@ def test_websocket_streams_round_events_and_hides_other_players_bets(
         assert json.loads(boss_ws.recv(timeout=5))["kind"] == "round_paused"
         first = json.loads(alice_ws.recv(timeout=5))
         assert first["kind"] == "round_paused" and first["significant"] is True
+        bet_id = server.call("GET", "/v1/players/bob/bets", BOB)[1]["bets"][0]["bet_id"]
+        server.call("POST", "/v1/supervisor/cancel", BOSS, {"reason": "check"})
+        boss_view = json.loads(boss_ws.recv(timeout=5))
+        alice_view = json.loads(alice_ws.recv(timeout=5))
+        assert boss_view["kind"] == alice_view["kind"] == "round_cancelled"
+        assert [line["bet_id"] for line in boss_view["data"]["bets"]] == [bet_id]
+        assert alice_view["data"]["bets"] == []  # bob's refund and balance are not alice's business
     with pytest.raises(InvalidStatus), connect(f"{url}?token=wrong", open_timeout=5):
         pass
 
