@@ -46,9 +46,7 @@ def batched(runs: int, batch: int) -> list[int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--runs", type=int, default=20000, help="biased runs per direction (10,000 rounds each)"
-    )
+    parser.add_argument("--runs", type=int, default=20000, help="biased runs per direction (10,000 rounds each)")
     parser.add_argument("--fair-runs", type=int, default=40000, help="fair runs of 100,000 rounds")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
@@ -59,10 +57,7 @@ def main() -> None:
     start = time.perf_counter()
     for p in (0.51, 0.49):
         alarms = np.concatenate(
-            [
-                first_alarms(rng.binomial(4, p, size=(n, d.horizon)).astype(np.int8), d)
-                for n in batched(args.runs, 500)
-            ]
+            [first_alarms(rng.binomial(4, p, size=(n, d.horizon)).astype(np.int8), d) for n in batched(args.runs, 500)]
         )
         hits = int((alarms > 0).sum())
         low, high = wilson(hits, args.runs)
@@ -73,9 +68,7 @@ def main() -> None:
             f"ratio to the 0.90 target {hits / args.runs / 0.9:.3f}"
         )
 
-    alarms = np.concatenate(
-        [first_alarms(fair_reds(rng, n, d.epoch), d) for n in batched(args.fair_runs, 100)]
-    )
+    alarms = np.concatenate([first_alarms(fair_reds(rng, n, d.epoch), d) for n in batched(args.fair_runs, 100)])
     hits = int((alarms > 0).sum())
     low, high = wilson(hits, args.fair_runs)
     print(
@@ -84,10 +77,7 @@ def main() -> None:
         f"(95 % CI {low:.4f}-{high:.4f}); ratio to the 0.01 limit {hits / args.fair_runs / 0.01:.3f}"
     )
     late = np.concatenate(
-        [
-            first_alarms(rng.binomial(4, 0.505, size=(n, 40_000)).astype(np.int8), d)
-            for n in batched(1000, 250)
-        ]
+        [first_alarms(rng.binomial(4, 0.505, size=(n, 40_000)).astype(np.int8), d) for n in batched(1000, 250)]
     )
     print(f"P(red) 0.505 (half a point): caught within 40,000 rounds in {(late > 0).mean():.3f} of 1000 runs")
     print(f"elapsed {time.perf_counter() - start:.1f} s")
