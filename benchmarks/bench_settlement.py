@@ -54,9 +54,7 @@ def settle_rounds_per_s(rounds: int, repeat: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=200_000_000, help="rounds per single-core measurement")
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="repetitions (best kept: the machine is shared)"
-    )
+    parser.add_argument("--repeat", type=int, default=3, help="repetitions (best kept: the machine is shared)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for the long run")
     parser.add_argument("--long", type=int, default=100_000_000, help="rounds of the 14:1 verification run")
     args = parser.parse_args()
@@ -72,10 +70,7 @@ def main() -> None:
     start = time.perf_counter()
     pattern_histogram(make_generator(300), biased_rounds, [0.51] * 4)
     biased = biased_rounds / (time.perf_counter() - start)
-    print(
-        f"biased tokens (a uniform per token), 1 core: {biased / 1e6:,.1f} M rounds/s, "
-        f"{biased / raw:.4f} of raw"
-    )
+    print(f"biased tokens (a uniform per token), 1 core: {biased / 1e6:,.1f} M rounds/s, {biased / raw:.4f} of raw")
 
     start = time.perf_counter()
     result = simulate(args.long, seed=7, workers=args.workers)
