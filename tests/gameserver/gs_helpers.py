@@ -31,6 +31,12 @@ class Table:
             self.engine.open_wallet(player, balance)
         self.flush()
 
+    def open_round(self) -> Table:
+        """Open betting on a round now; returns self."""
+        self.engine.open_round()
+        self.flush()
+        return self
+
     def flush(self) -> list[Event]:
         events = self.engine.drain()
         self.log.extend(events)

@@ -11,11 +11,8 @@ from gameserver.ledger import InMemoryLedger
 from gameserver.model import EngineConfig, Phase, Rejection
 
 
-def opened(**cfg: object) -> Table:
-    t = Table(EngineConfig(auto_open=False, **cfg))  # type: ignore[arg-type]
-    t.engine.open_round()
-    t.flush()
-    return t
+def opened(betting_s: float = 15.0) -> Table:
+    return Table(EngineConfig(auto_open=False, betting_s=betting_s)).open_round()
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,7 @@ R = ReportKind
 
 
 def opened(config: EngineConfig | None = None) -> Table:
-    t = Table(config)
-    t.engine.open_round()
-    t.flush()
-    return t
+    return Table(config).open_round()
 
 
 def results(t: Table, kind: EventKind) -> dict[int, tuple[str, int]]:

@@ -62,7 +62,7 @@ def test_unknown_version_hello_and_srv_frames_are_naked() -> None:
     assert link.receive(device(1, "HELLO", (("id", "B"), ("proto", "2"), ("fw", "x"))), 0.1) is None
     assert link.receive(device(3, "CLOSE", (("round", "1"),), "SRV"), 0.1) is None
     bad = parse(b"$1 5 BOWL WOBBLE*23B1\r\n")
-    assert link.receive(bad, 0.1) is None  # type: ignore[arg-type]
+    assert link.receive(bad, 0.1) is None
     naks = [(f.get("of"), f.get("reason")) for f in frames(link) if f.type == "NAK"]
     assert naks == [("1", "version"), ("3", "type"), ("5", "type")]
 

@@ -52,10 +52,10 @@ def _stream_reports(chunks: list[bytes]) -> list[dict[str, str]]:
         for item in decoder.feed(chunk):
             out.append({"frame": item_to_text(item)} if isinstance(item, Frame) else {"error": item.kind})
     merged: list[dict[str, str]] = []
-    for item in out:  # a run of garbage split over reads may be reported several times
-        if item == {"error": "garbage"} and merged and merged[-1] == item:
+    for report in out:  # a run of garbage split over reads may be reported several times
+        if report == {"error": "garbage"} and merged and merged[-1] == report:
             continue
-        merged.append(item)
+        merged.append(report)
     return merged
 
 

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
 
 import pytest
 from gs_helpers import ManualClock
 
+from gameserver.engine import RoundEngine
 from gameserver.events import Event
 from gameserver.ledger import InMemoryLedger
 from gameserver.model import BetAck, EngineConfig, Rejection
@@ -45,9 +46,12 @@ def test_every_acknowledged_bet_is_already_committed() -> None:
             ack, _ = fut.result()
             seen_committed.append(any(b.bet_id == ack.bet_id for b, _ in ledger.bets()))
 
+        def bet_command(i: int, n: int) -> Callable[[RoundEngine], tuple[BetAck, bool]]:
+            return lambda e: e.place_bet(f"p{i}", f"c{n}", "odd", 100)
+
         def player(i: int) -> None:
             for n in range(25):
-                fut = service.submit(lambda e, i=i, n=n: e.place_bet(f"p{i}", f"c{n}", "odd", 100))
+                fut = service.submit(bet_command(i, n))
                 fut.add_done_callback(on_done)
                 futures.append(fut)
 
