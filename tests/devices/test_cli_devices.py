@@ -54,3 +54,50 @@ def test_unknown_profile_is_named() -> None:
     proc = subprocess.run([*CLI, "--profile", "nosuch", "--duration", "1"], capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert "unknown profile 'nosuch'" in proc.stderr
+
+
+def _free_base_port() -> int:
+    """A base port with five free ports after it (checked by binding them)."""
+    import socket
+
+    for base in range(23000, 60000, 97):
+        socks = []
+        try:
+            for i in range(5):
+                s = socket.socket()
+                s.bind(("127.0.0.1", base + i))
+                socks.append(s)
+            return base
+        except OSError:
+            continue
+        finally:
+            for s in socks:
+                s.close()
+    raise RuntimeError("no five consecutive free ports")
+
+
+def test_rfc2217_transport_serves_each_device_to_a_pyserial_rfc2217_client() -> None:
+    base = _free_base_port()
+    cmd = [*CLI, "--transport", f"rfc2217:{base}", "--lamp", "fixed", "--no-ack", "--duration", "2.5"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        lines = [proc.stdout.readline() for _ in range(6)]
+        urls = dict(line.split()[:2] for line in lines[:5])
+        assert urls["BOWL"] == f"rfc2217://127.0.0.1:{base}"
+        assert urls["CONSOLE"] == f"rfc2217://127.0.0.1:{base + 4}"
+        with serial.serial_for_url(urls["BOWL"], timeout=0.1) as port:
+            decoder, types = FrameDecoder(), []
+            for _ in range(20):
+                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, FrameError)]
+                if "ON" in types:
+                    break
+        # the bowl's reports reach the client (its HELLO, sent at connect, may be flushed by the client's
+        # open(): with --no-ack nothing retransmits it)
+        assert "ON" in types
+        _out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=5)
+    assert proc.returncode == 0, err

@@ -119,9 +119,7 @@ def test_sliced_frame_arrives_in_pieces_that_still_decode() -> None:
 def test_random_faults_are_reproducible_from_the_seed() -> None:
     def run(seed: int) -> bytes:
         dev, srv = memory_pipe("x")
-        t = FaultyTransport(
-            dev, random.Random(seed), lambda: 0.0, tx=FaultRates(flip=0.3, drop=0.3, duplicate=0.3)
-        )
+        t = FaultyTransport(dev, random.Random(seed), lambda: 0.0, tx=FaultRates(flip=0.3, drop=0.3, duplicate=0.3))
         for _ in range(30):
             t.write(A)
         return srv.read()
@@ -133,3 +131,16 @@ def test_random_faults_are_reproducible_from_the_seed() -> None:
 def test_fault_rates_name_a_bad_field() -> None:
     with pytest.raises(ValueError, match=r"fault rate drop: must be a probability in \[0, 1\], got 1.5"):
         FaultRates(drop=1.5)
+
+
+def test_unplug_through_the_fault_wrapper_pulls_the_inner_cable() -> None:
+    t, _clock, srv = faulty(latency=1.0)
+    t.write(A)  # still in flight (latency) when the cable is pulled: lost
+    t.unplug()
+    assert not t.connected and not srv.connected
+    with pytest.raises(TransportClosed):
+        t.write(B)
+    t.replug()
+    assert t.connected and srv.connected
+    assert t.tick(5.0) is None
+    assert srv.read() == b""
