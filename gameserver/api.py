@@ -197,8 +197,8 @@ class Api:
             raise ApiError(403, "forbidden", "only players place bets")
         data = await self._json(request)
         client_id = data.get("client_bet_id")
-        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64:
-            raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 characters")
+        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not client_id.isprintable():
+            raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 printable characters")
         bet_type = data.get("bet_type")
         if not isinstance(bet_type, str):
             raise ApiError(422, "invalid_field", "bet_type must be a string")
@@ -285,8 +285,8 @@ class Api:
         action = request.path_params["action"]
         data = await self._json(request, empty_ok=True)
         reason = data.get("reason", "")
-        if not isinstance(reason, str) or len(reason) > 200:
-            raise ApiError(422, "invalid_field", "reason must be a string of at most 200 characters")
+        if not isinstance(reason, str) or len(reason) > 200 or not reason.isprintable():
+            raise ApiError(422, "invalid_field", "reason must be a string of at most 200 printable characters")
         command: Callable[[RoundEngine], Any]
         if action == "pause":
             command = lambda e: e.pause(reason)  # noqa: E731

@@ -129,7 +129,7 @@ class SqliteLedger:
                     self._apply(db, e)
             self._flush_bets(db, bets, wallets)
             db.execute("COMMIT")
-        except (sqlite3.Error, LedgerError) as exc:
+        except Exception as exc:  # whatever failed, the transaction must not stay open
             db.execute("ROLLBACK")
             raise LedgerError(f"append of events {events[0].seq}..{events[-1].seq} failed: {exc}") from exc
 

@@ -76,6 +76,9 @@ REJECTIONS = [
     (ALICE, b"{not json", 400, "malformed_json"),
     (ALICE, b"[1, 2]", 400, "malformed_json"),
     (ALICE, b"\xff\xfe", 400, "malformed_json"),
+    (ALICE, b'{"client_bet_id": "\\ud800", "bet_type": "odd", "stake": 1000}', 422, "invalid_field"),
+    (ALICE, b'{"client_bet_id": "tab\\there", "bet_type": "odd", "stake": 1000}', 422, "invalid_field"),
+    (ALICE, b'{"client_bet_id": "s1", "bet_type": "\\ud800", "stake": 1000}', 422, "unknown_bet_type"),
     (None, {"client_bet_id": "r10", "bet_type": "odd", "stake": 1000}, 401, "missing_token"),
     ("not-a-token", {"client_bet_id": "r11", "bet_type": "odd", "stake": 1000}, 401, "invalid_token"),
     (BOSS, {"client_bet_id": "r12", "bet_type": "odd", "stake": 1000}, 403, "forbidden"),
@@ -224,9 +227,14 @@ def test_openapi_document_lists_every_route(start_server: Callable[..., ServerPr
     ]  # fmt: skip
 
 
+ANY_CHAR = st.characters(exclude_categories=[])  # lone surrogates and control characters included
 JSONISH = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(ANY_CHAR, max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(ANY_CHAR, max_size=12), inner, max_size=4),
     max_leaves=8,
 )
 BODIES = st.fixed_dictionaries(
@@ -271,5 +279,8 @@ def test_no_input_produces_a_5xx(start_server: Callable[..., ServerProcess]) -> 
 
     query()
     assert server.call("GET", "/v1/players/carol/bets?round_id=abc", CAROL)[0] == 422
+    status, reply = server.call("POST", "/v1/supervisor/pause", BOSS, raw=b'{"reason": "\\udfff"}')
+    assert (status, reply["error"]["code"]) == (422, "invalid_field")
+    assert server.call("GET", "/health")[0] == 200  # still serving
     status, reply = server.call("POST", "/v1/supervisor/resume", BOSS, raw=b"")  # an empty body is {}
     assert status == 200 or reply["error"]["code"] == "not_paused"
