@@ -2,8 +2,8 @@
 
 FILE is an OUTCOMES.csv (one row per round), a BETS.csv bet-record export (several are merged) or the
 simulator's JSON Lines event log; the format is taken from the content (see ``docs/statistics.md``). Exit
-status 0 when every check passes, 1 when a check fails (a Holm-corrected fairness rejection at 99 %, a monitor
-alarm, or a bet settled against the paytable), 2 on a usage or file error.
+status 0 when every check passes, 1 when a check fails (no fairness test applicable, a Holm-corrected fairness
+rejection at 99 %, a monitor alarm, or a bet settled against the paytable), 2 on a usage or file error.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ def _text(result: AuditResult) -> str:
     if f.below_certification_minimum:
         lines.append(f"note: {f.settled} settled rounds is below the 10,000 a certification needs (GLI-19 3.4.2)")
     applicable = sum(1 for t in f.tests if t.applicable)
+    if not applicable:
+        lines.append("INCONCLUSIVE: no fairness test is applicable to so few settled rounds (see the notes)")
     lines.append(
         f"Fairness at {1 - f.alpha:.0%}, Holm's correction over {applicable} applicable tests: "
         f"the i-th smallest p-value is rejected while <= {f.alpha}/({applicable} - i + 1)"

@@ -3,9 +3,10 @@
 Sources: OUTCOMES.csv, BETS.csv (several are merged) or the simulator's JSON Lines event log. A bet record
 also gets measured RTP beside theoretical and a settlement check against the harness paytable.
 
-Verdict: the audit fails when Holm-corrected fairness testing rejects, when the monitor alarms, or when a
-bet's ``returned`` disagrees with the harness paytable. Measured RTP outside its 99 % interval is reported,
-not failed: with eleven lines at 99 % one such line is expected in about one audit in ten of a fair game.
+Verdict: the audit fails when no fairness test is applicable (too few rounds: inconclusive), when
+Holm-corrected fairness testing rejects, when the monitor alarms, or when a bet's ``returned`` disagrees with
+the harness paytable. Measured RTP outside its 99 % interval is reported, not failed: with eleven lines at 99
+% one such line is expected in about one audit in ten of a fair game.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ class AuditResult:
 
     @property
     def passed(self) -> bool:
-        return self.fairness.passed and self.alarm is None and not self.mismatches
+        """Every check passed and at least one fairness test could be run (an empty stream shows nothing)."""
+        f = self.fairness
+        return f.conclusive and f.passed and self.alarm is None and not self.mismatches
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready summary (exact RTPs as decimal strings)."""
@@ -63,6 +66,7 @@ class AuditResult:
             "source": str(self.source),
             "format": self.kind,
             "passed": self.passed,
+            "conclusive": f.conclusive,
             "rounds": f.rounds,
             "settled": f.settled,
             "void_or_cancelled": f.voided,

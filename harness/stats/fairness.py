@@ -31,9 +31,7 @@ from scipy import stats
 from harness.stats.records import OutcomeArrays
 
 ALPHA = 0.01
-CERTIFICATION_MINIMUM = (
-    10_000  # GLI-19 3.4.2: physical RNG devices are certified on at least this many outcomes
-)
+CERTIFICATION_MINIMUM = 10_000  # GLI-19 3.4.2: physical RNG devices are certified on at least this many outcomes
 RED_WEIGHTS = np.array([1, 4, 6, 4, 1], dtype=np.float64) / 16
 _CLASSES = np.array([0, 0, 1, 2, 2])  # small (0-1 reds), two reds, big (3-4 reds)
 
@@ -65,7 +63,13 @@ class FairnessReport:
 
     @property
     def passed(self) -> bool:
+        """No test rejected (see :attr:`conclusive`: with no applicable test nothing was shown either)."""
         return not any(t.rejected for t in self.tests)
+
+    @property
+    def conclusive(self) -> bool:
+        """At least one test was applicable."""
+        return any(t.applicable for t in self.tests)
 
     @property
     def below_certification_minimum(self) -> bool:
@@ -83,9 +87,7 @@ def chi2_reds(reds: npt.NDArray[np.int64]) -> FairnessCheck:
         return _na("chi2_reds", f"{n} settled rounds, need >= 80 (expected count >= 5 per bin)")
     observed = np.bincount(reds, minlength=5)
     res = stats.chisquare(observed, n * RED_WEIGHTS)
-    return FairnessCheck(
-        "chi2_reds", float(res.statistic), 4, float(res.pvalue), f"observed {observed.tolist()}"
-    )
+    return FairnessCheck("chi2_reds", float(res.statistic), 4, float(res.pvalue), f"observed {observed.tolist()}")
 
 
 def chi2_patterns(patterns: npt.NDArray[np.int64]) -> FairnessCheck:
@@ -105,9 +107,7 @@ def token_bias(reds: npt.NDArray[np.int64]) -> FairnessCheck:
     excess = int(reds.sum()) - 2 * n
     z = excess / math.sqrt(n)
     p_hat = 0.5 + excess / (4 * n)
-    return FairnessCheck(
-        "token_bias", z, None, float(2 * stats.norm.sf(abs(z))), f"P(red) estimate {p_hat:.5f}"
-    )
+    return FairnessCheck("token_bias", z, None, float(2 * stats.norm.sf(abs(z))), f"P(red) estimate {p_hat:.5f}")
 
 
 def runs_odd_even(reds: npt.NDArray[np.int64]) -> FairnessCheck:
@@ -137,24 +137,20 @@ def ljung_box(reds: npt.NDArray[np.int64], max_lag: int = 10) -> FairnessCheck:
         return _na("ljung_box", f"{n} settled rounds without variation or too few (need >= 5 and spread)")
     rho = np.array([float(x[k:] @ x[:-k]) / denom for k in range(1, lags + 1)])
     q = n * (n + 2) * float(np.sum(rho**2 / (n - np.arange(1, lags + 1))))
-    return FairnessCheck(
-        "ljung_box", q, lags, float(stats.chi2.sf(q, lags)), f"largest |rho| {np.abs(rho).max():.4f}"
-    )
+    return FairnessCheck("ljung_box", q, lags, float(stats.chi2.sf(q, lags)), f"largest |rho| {np.abs(rho).max():.4f}")
 
 
-def _independence(
-    name: str, flags: npt.NDArray[np.bool_], reds: npt.NDArray[np.int64], what: str
-) -> FairnessCheck:
+def _independence(name: str, flags: npt.NDArray[np.bool_], reds: npt.NDArray[np.int64], what: str) -> FairnessCheck:
     if not flags.any() or flags.all():
-        return _na(name, f"no {what} to compare" if not flags.any() else f"every round {what}")
+        return _na(name, f"no settled round {what}" if not flags.any() else f"every settled round {what}")
     classes = _CLASSES[reds]
     table = np.array([np.bincount(classes[flags], minlength=3), np.bincount(classes[~flags], minlength=3)])
     expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0, keepdims=True) / table.sum()
     if expected.min() < 5:
-        return _na(name, f"expected cell count {expected.min():.1f} < 5 ({int(flags.sum())} rounds {what})")
+        return _na(name, f"expected cell count {expected.min():.1f} < 5 ({int(flags.sum())} settled rounds {what})")
     res = stats.chi2_contingency(table, correction=False)
     return FairnessCheck(
-        name, float(res.statistic), int(res.dof), float(res.pvalue), f"{int(flags.sum())} rounds {what}"
+        name, float(res.statistic), int(res.dof), float(res.pvalue), f"{int(flags.sum())} settled rounds {what}"
     )
 
 
@@ -181,10 +177,8 @@ def fairness_report(stream: OutcomeArrays, alpha: float = ALPHA) -> FairnessRepo
     else:
         tests.append(_na("chi2_patterns", "tokens not identified (faces missing)"))
     tests += [token_bias(reds), runs_odd_even(reds), ljung_box(reds)]
-    tests.append(_independence("reshake_independence", stream.reshakes[settled] > 0, reds, "re-shaken"))
+    tests.append(_independence("reshake_independence", stream.reshakes[settled] > 0, reds, "was re-shaken"))
     voided = ~settled
     after_void = np.concatenate([[False], voided[:-1]])[settled] if len(voided) else np.zeros(0, dtype=bool)
-    tests.append(_independence("void_independence", after_void, reds, "after a void/cancelled round"))
-    return FairnessReport(
-        len(stream.reds), int(settled.sum()), int(voided.sum()), tuple(holm(tests, alpha)), alpha
-    )
+    tests.append(_independence("void_independence", after_void, reds, "follows a void/cancelled round"))
+    return FairnessReport(len(stream.reds), int(settled.sum()), int(voided.sum()), tuple(holm(tests, alpha)), alpha)

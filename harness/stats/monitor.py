@@ -37,9 +37,7 @@ class MonitorDesign:
 
     def __post_init__(self) -> None:
         if self.look < 1 or self.horizon < self.look or self.epoch < self.horizon:
-            raise ValueError(
-                f"need 1 <= look <= horizon <= epoch, got {self.look}, {self.horizon}, {self.epoch}"
-            )
+            raise ValueError(f"need 1 <= look <= horizon <= epoch, got {self.look}, {self.horizon}, {self.epoch}")
         if self.c1 <= 0 or self.c2 <= 0:
             raise ValueError(f"boundaries must be > 0, got c1={self.c1}, c2={self.c2}")
 

@@ -78,11 +78,11 @@ def monitor_trace(path: Path, looks: Sequence[Look]) -> Path:
     if len(looks):
         ax.fill_between(x, -bound, bound, color="tab:green", alpha=0.15, label="no-alarm band")
         ax.plot(x, z, color="tab:blue", lw=1, label="z = S/√n")
+        ax.legend(loc="upper left")
     ax.set_ylim(-8, 8)
     ax.set_xlabel("settled rounds")
     ax.set_ylabel("z")
     ax.set_title("Live bias monitor")
-    ax.legend(loc="upper left")
     return _save(fig, path)
 
 

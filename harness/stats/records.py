@@ -149,9 +149,7 @@ def rounds_from_bets(bets: Iterable[BetRecord]) -> list[RoundOutcome]:
         this = RoundOutcome(bet.round_id, bet.round_status, faces, reds, 0)
         known = seen.setdefault(bet.round_id, this)
         if known != this:
-            raise RecordError(
-                f"round {bet.round_id}: bet {bet.bet_id} disagrees with an earlier bet of the round"
-            )
+            raise RecordError(f"round {bet.round_id}: bet {bet.bet_id} disagrees with an earlier bet of the round")
     return list(seen.values())
 
 
@@ -248,9 +246,7 @@ def _time(row: dict[str, str], column: str, line: int) -> None:
             raise _fail(line, column, text, "a number of seconds or an ISO-8601 time") from None
 
 
-def _settled_outcome(
-    row: dict[str, str], line: int, settled: bool, faces_col: str
-) -> tuple[str | None, int | None]:
+def _settled_outcome(row: dict[str, str], line: int, settled: bool, faces_col: str) -> tuple[str | None, int | None]:
     faces = _faces(row, faces_col, line)
     if not settled:
         if faces is not None or row["reds"]:

@@ -92,9 +92,7 @@ def fair_red_histogram(rng: np.random.Generator, rounds: int, chunk_words: int =
     return np.array([rounds - sum(counts), *counts], dtype=np.int64)
 
 
-def pattern_histogram(
-    rng: np.random.Generator, rounds: int, p_red: Sequence[float], chunk: int = 1 << 18
-) -> Counts:
+def pattern_histogram(rng: np.random.Generator, rounds: int, p_red: Sequence[float], chunk: int = 1 << 18) -> Counts:
     """Counts of the 16 token patterns (bit j = token j red) over ``rounds`` rounds with P(red) per token.
 
     Raises:
@@ -164,9 +162,7 @@ def settle_histogram(red_hist: Sequence[int], stake: int = 100) -> dict[BetType,
     counts = [int(c) for c in red_hist]
     rounds = sum(counts)
     return {
-        bet: BetTotals(
-            bet, rounds, rounds * stake, sum(counts[k] * returned(bet, k, stake) for k in RED_COUNTS)
-        )
+        bet: BetTotals(bet, rounds, rounds * stake, sum(counts[k] * returned(bet, k, stake) for k in RED_COUNTS))
         for bet in BetType
     }
 

@@ -71,3 +71,12 @@ def test_audit_console_script_exit_status_and_json(write_outcomes: WriteRows, tm
     data = json.loads(proc.stdout)
     assert data["passed"] is False and data["monitor"]["direction"] == "red"
     assert (tmp_path / "p" / "monitor.png").is_file()
+
+
+def test_audit_of_too_few_rounds_is_inconclusive_not_a_pass(
+    write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_outcomes("OUTCOMES.csv", outcome_rows([1, 2, 3]))
+    assert main(["audit", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "INCONCLUSIVE" in out and out.rstrip().endswith("FAIL")
