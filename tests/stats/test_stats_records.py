@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
-from stats_helpers import WriteRows, outcome_rows
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from stats_helpers import WriteRows, csv_writer, faces_of, outcome_rows
 
 from harness.stats.records import (
+    OUTCOME_COLUMNS,
     RecordError,
     detect_format,
     read_bets,
@@ -136,3 +140,23 @@ def test_bad_bet_rows_are_named(write_bets: WriteRows, over: dict[str, object], 
 def test_a_live_servers_in_progress_row_is_skipped(write_outcomes: WriteRows) -> None:
     path = write_outcomes("OUTCOMES.csv", [*outcome_rows([0b0011]), ["r2", "in_progress", "", "", 0, ""]])
     assert [r.round_id for r in read_outcomes(path)] == ["r1"]
+
+
+round_strategy = st.tuples(st.sampled_from(["settled", "void", "cancelled"]), st.integers(0, 15), st.integers(0, 5))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(round_strategy, max_size=30))
+def test_outcome_rows_read_back_as_written(rounds: list[tuple[str, int, int]]) -> None:
+    rows: list[list[object]] = []
+    for i, (status, pattern, reshakes) in enumerate(rounds):
+        settled = status == "settled"
+        faces = faces_of(pattern) if settled else ""
+        rows.append([f"r{i}", status, faces, pattern.bit_count() if settled else "", reshakes, i * 1.5])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = csv_writer(Path(tmp), OUTCOME_COLUMNS)("OUTCOMES.csv", rows)
+        back = read_outcomes(path)
+    assert [(r.status, r.faces or "", r.reds, r.reshakes) for r in back] == [
+        (status, faces_of(p) if status == "settled" else "", p.bit_count() if status == "settled" else None, k)
+        for status, p, k in rounds
+    ]
