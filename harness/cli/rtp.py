@@ -28,9 +28,7 @@ def probability(text: str) -> Fraction:
     try:
         value = Fraction(text)
     except (ValueError, ZeroDivisionError):
-        raise argparse.ArgumentTypeError(
-            f"expected a probability like 0.505 or 101/200, got {text!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected a probability like 0.505 or 101/200, got {text!r}") from None
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"expected a probability strictly between 0 and 1, got {text}")
     return value
@@ -51,9 +49,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("rtp", help="exact RTP, variance and volatility of every bet (RTP-1)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     p.add_argument("--p-red", type=probability, default=Fraction(1, 2), help="P(red) per token (default 0.5)")
-    p.add_argument(
-        "--tolerance", type=tolerance, default=Fraction(1, 1000), help="RTP tolerance (default 0.001)"
-    )
+    p.add_argument("--tolerance", type=tolerance, default=Fraction(1, 1000), help="RTP tolerance (default 0.001)")
     p.add_argument(
         "--confidence",
         type=int,
@@ -61,9 +57,7 @@ def register(subparsers: Any) -> None:
         default=99,
         help="for rounds-to-verify (default 99)",
     )
-    p.add_argument(
-        "--simulate", type=positive_int, metavar="ROUNDS", help="also settle ROUNDS simulated rounds"
-    )
+    p.add_argument("--simulate", type=positive_int, metavar="ROUNDS", help="also settle ROUNDS simulated rounds")
     p.add_argument("--seed", type=non_negative_int, default=0, help="simulation seed (default 0)")
     p.add_argument("--workers", type=positive_int, default=1, help="simulation processes (default 1)")
     p.set_defaults(func=run)
@@ -95,8 +89,7 @@ def report(p_red: Fraction, tol: Fraction, confidence: int) -> dict[str, Any]:
         },
         "max_rtp": {"rtp": exact_decimal(best), "bets": [b.value for b in best_bets]},
         "bias_curve": [
-            {"p_red": exact_decimal(p), **{m.bet.value: exact_decimal(m.rtp) for m in all_bets(p)}}
-            for p in BIAS_POINTS
+            {"p_red": exact_decimal(p), **{m.bet.value: exact_decimal(m.rtp) for m in all_bets(p)}} for p in BIAS_POINTS
         ],
         "break_even_p_red": {
             BetType.BIG.value: round(break_even_p_red(BetType.BIG), 9),
@@ -148,16 +141,12 @@ def _text(data: dict[str, Any]) -> str:
         f"'rounds': bets to verify RTP within ±{data['tolerance']} at {data['confidence']} %.",
         f"RTP-1: maximum RTP {_pct(best['rtp'])} ({', '.join(best['bets'])}); pushes counted as returns.",
         "Bias curve (RTP by P(red)): "
-        + "; ".join(
-            f"{pt['p_red']}: big {_pct(pt['big'])}, small {_pct(pt['small'])}" for pt in data["bias_curve"]
-        ),
+        + "; ".join(f"{pt['p_red']}: big {_pct(pt['big'])}, small {_pct(pt['small'])}" for pt in data["bias_curve"]),
         f"Big passes 100 % at P(red) = {data['break_even_p_red']['big']:.6f}; "
         f"Small at {data['break_even_p_red']['small']:.6f}.",
     ]
     if "simulation" in data:
         sim = data["simulation"]
-        lines.append(
-            f"Simulation: {sim['rounds']:,} rounds, seed {sim['seed']}, red counts {sim['red_counts']}"
-        )
+        lines.append(f"Simulation: {sim['rounds']:,} rounds, seed {sim['seed']}, red counts {sim['red_counts']}")
         lines += [f"  {n:<15}{_pct(s['rtp']):>11}  z = {s['z']:+.2f}" for n, s in sim["bets"].items()]
     return "\n".join(lines)
