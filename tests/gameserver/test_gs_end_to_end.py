@@ -98,7 +98,7 @@ def table() -> Iterator[dict[str, PtyDevice]]:
         device.close()
 
 
-def test_rounds_settle_void_and_reshake_end_to_end(table: dict[str, PtyDevice], tmp_path: Path) -> None:
+def test_rounds_settle_void_reshake_and_correct_end_to_end(table: dict[str, PtyDevice], tmp_path: Path) -> None:
     config = write_config(tmp_path / "c.yaml", betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
     args = ["--config", str(config), "--trace", str(tmp_path / "trace.jsonl")]
     for name, device in table.items():
@@ -177,18 +177,40 @@ def test_rounds_settle_void_and_reshake_end_to_end(table: dict[str, PtyDevice], 
             [str(round_b), "void", "", "", "0"],
             [str(round_c), "settled", "WWWW", "0", "1"],
         ]
-        # The supervisor corrects round C's misread (GLI 4.18.5): token 0 was red, so four_white loses.
+        # Round D: a drop (SH-2) then an overlapping read (SH-1), settled on the rearranged read RRWW.
+        mark = len(lamp.received)
+        round_d = int(lamp.wait_lamp("OPEN", mark).get("round"))
+        bet(bob, "b3", "two_red", 1000, round_d)
+        bowl.send("ON")
+        shaker.send("START")
+        shaker.send("DROP", (("item", "bowl"), ("token", "-")))
+        assert lamp.wait_lamp("RESHAKE", mark, round_d).get("reason") == "drop"
+        console.send("REASSEMBLED")
+        shake()
+        lamp.wait_lamp("CLOSE", mark, round_d)
+        bowl.send("OFF", (("touch", "0"), ("token", "-")))
+        reader.send("RESULT", (("faces", "RUWW"), ("overlap", "1")))
+        console.send("REARRANGED")
+        assert records("bob")[-1]["result"] == "pending"  # not settled on the overlapped read
+        reader.send("REARRANGED", (("faces", "RRWW"),))
+        server.wait_for(lambda: records("bob")[-1]["result"] == "win", what="settlement D")
+        assert (records("bob")[-1]["returned"], records("bob")[-1]["outcome"]) == (2500, "RRWW")
+
+        # Corrections (GLI 4.18.5) apply to the most recently settled round only.
         boss = SUPERVISOR_TOKEN
-        before = server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"]
-        status, _ = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_c, "faces": "RWWW"})
+        status, reply = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_c, "faces": "RWWW"})
+        assert (status, reply["error"]["code"]) == (409, "not_correctable")  # only the last settled round (D)
+        # The supervisor corrects round D's misread: token 2 was red (RRRW), so bob's two_red loses.
+        before = server.call("GET", "/v1/players/bob/balance", bob)[1]["balance"]
+        status, _ = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_d, "faces": "RRRW"})
         assert status == 200
-        assert server.call("GET", "/v1/players/alice/balance", alice)[1]["balance"] == before - 1500
-        assert (records("alice")[-1]["result"], records("alice")[-1]["outcome"]) == ("lose", "RWWW")
-        status, reply = server.call("POST", "/v1/supervisor/correct", boss, {"round_id": round_a, "faces": "RRRR"})
-        assert (status, reply["error"]["code"]) == (409, "not_correctable")
-        recall = server.call("GET", f"/v1/rounds/{round_c}", boss)[1]
+        assert server.call("GET", "/v1/players/bob/balance", bob)[1]["balance"] == before - 2500
+        assert (records("bob")[-1]["result"], records("bob")[-1]["outcome"]) == ("lose", "RRRW")
+        recall = server.call("GET", f"/v1/rounds/{round_d}", boss)[1]
         assert recall["round"]["corrected"] is True
-        assert [e["kind"] for e in recall["events"] if e["significant"]] == ["reshake", "round_corrected"]
+        kinds = [e["kind"] for e in recall["events"] if e["significant"]]
+        assert kinds == ["reshake", "round_corrected"]
+        assert "read_overlap" in [e["kind"] for e in recall["events"]]
         health = server.call("GET", "/health")[1]
         assert health["devices"]["lamp"]["peer"] == "LAMP" and health["devices"]["bowl"]["up"] is True
     finally:
