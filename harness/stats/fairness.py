@@ -8,7 +8,7 @@ tokens":
   identified).
 * ``token_bias``: z = (reds − 2N)/√N, the total reds against 4 fair tokens per round.
 * ``runs_odd_even``: Wald–Wolfowitz runs test on the odd/even sequence.
-* ``ljung_box``: Ljung–Box Q on the red counts' autocorrelations up to lag h = min(10, N // 5), df h.
+* ``ljung_box``: Ljung–Box Q on the red counts' autocorrelations up to lag h = min(10, N // 5), df h (N >= 50).
 * ``reshake_independence``: chi-square of independence, re-shaken or not × {0–1, 2, 3–4 reds}, df 2.
 * ``void_independence``: chi-square of independence, "the previous round was void/cancelled" or not × the same
   three red-count classes of the next settled round, df 2 (a dealer voiding rounds selectively skews what
@@ -128,13 +128,16 @@ def runs_odd_even(reds: npt.NDArray[np.int64]) -> FairnessCheck:
 
 
 def ljung_box(reds: npt.NDArray[np.int64], max_lag: int = 10) -> FairnessCheck:
-    """Ljung–Box Q = n(n+2) Σₖ ρₖ²/(n−k), k = 1..h, against chi-square with h degrees of freedom."""
+    """Ljung–Box Q = n(n+2) Σₖ ρₖ²/(n−k), k = 1..h, h = min(max_lag, n // 5), against chi-square with h degrees
+    of freedom. Needs n >= 50 (the chi-square approximation is poor below) and some variation."""
     n = len(reds)
     lags = min(max_lag, n // 5)
-    x = reds.astype(np.float64) - reds.mean() if n else reds.astype(np.float64)
-    denom = float(x @ x) if n else 0.0
-    if lags < 1 or denom == 0:
-        return _na("ljung_box", f"{n} settled rounds without variation or too few (need >= 5 and spread)")
+    if n < 50:
+        return _na("ljung_box", f"{n} settled rounds, need >= 50")
+    x = reds.astype(np.float64) - reds.mean()
+    denom = float(x @ x)
+    if denom == 0:
+        return _na("ljung_box", f"all {n} settled rounds show the same red count")
     rho = np.array([float(x[k:] @ x[:-k]) / denom for k in range(1, lags + 1)])
     q = n * (n + 2) * float(np.sum(rho**2 / (n - np.arange(1, lags + 1))))
     return FairnessCheck("ljung_box", q, lags, float(stats.chi2.sf(q, lags)), f"largest |rho| {np.abs(rho).max():.4f}")

@@ -111,3 +111,9 @@ def test_voids_out_of_the_denominator_and_small_streams_not_applicable() -> None
     assert (report.rounds, report.settled, report.voided) == (3, 2, 1)
     assert not any(t.applicable for t in report.tests)
     assert report.passed and not report.conclusive and report.below_certification_minimum
+
+
+def test_ljung_box_needs_50_rounds_with_some_variation() -> None:
+    assert not ljung_box(np.array([1, 3] * 24)).applicable
+    assert "same red count" in ljung_box(np.full(100, 2)).note
+    assert ljung_box(np.array([1, 3] * 25)).df == 10
