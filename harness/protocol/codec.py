@@ -260,13 +260,7 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
     """Check and decode one complete frame (``$`` .. ``\\r\\n``). Never raises."""
     if len(raw) > MAX_FRAME:
         return FrameError(ErrorReason.TOO_LONG, raw, f"{len(raw)} bytes, the limit is {MAX_FRAME}")
-    if (
-        len(raw) < 9
-        or raw[0:1] != b"$"
-        or raw[-2:] != b"\r\n"
-        or raw[-7:-6] != b"*"
-        or not _HEX4.match(raw[-6:-2])
-    ):
+    if len(raw) < 9 or raw[0:1] != b"$" or raw[-2:] != b"\r\n" or raw[-7:-6] != b"*" or not _HEX4.match(raw[-6:-2]):
         return FrameError(ErrorReason.SYNTAX, raw, "frame must be $BODY*XXXX\\r\\n (XXXX upper-case hex)")
     body = raw[1:-7]
     want = int(raw[-6:-2], 16)
@@ -301,9 +295,7 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
     given = parts[4:]
     if len(given) != len(layout):
         names = " ".join(n for n, _ in layout) or "no fields"
-        return FrameError(
-            ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src
-        )
+        return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src)
     values: dict[str, Any] = {}
     try:
         for (name, (_enc, dec)), item in zip(layout, given, strict=True):
@@ -364,9 +356,7 @@ class FrameDecoder:
                 continue
             if end - pos > MAX_FRAME:
                 out.append(
-                    FrameError(
-                        ErrorReason.TOO_LONG, bytes(buf[pos : pos + MAX_FRAME]), "no end within 128 bytes"
-                    )
+                    FrameError(ErrorReason.TOO_LONG, bytes(buf[pos : pos + MAX_FRAME]), "no end within 128 bytes")
                 )
                 self._skipping = True
                 pos += MAX_FRAME

@@ -123,6 +123,7 @@ class Link:
         self.opened = False
         self._next_seq = 1
         self._last_accepted: int | None = None
+        self._last_was_hello = False
         self._last_rx = 0.0
         self._last_tx = 0.0
         self._out = bytearray()
@@ -218,11 +219,13 @@ class Link:
             if msg.proto != PROTOCOL_VERSION:
                 self._control(Nak(frame.seq, NakReason.VERSION), now)
                 return
-            self._last_accepted = None
+            if not (self._last_was_hello and frame.seq == self._last_accepted):
+                self._last_accepted = None  # a (re)opened peer: forget its old numbering
         self._control(Ack(frame.seq), now)
         if frame.seq == self._last_accepted:
             return  # a retransmission we already acted on
         self._last_accepted = frame.seq
+        self._last_was_hello = isinstance(msg, Hello)
         self._events.append(Received(frame))
 
     def take_events(self) -> list[LinkEvent]:
@@ -238,9 +241,7 @@ class Link:
             slow = flight.tries > self.retries
             if flight.tries == self.retries + 1 and self.up:
                 self.up = False
-                self._events.append(
-                    LinkChanged(False, f"no ACK for seq {flight.seq} after {self.retries} retries")
-                )
+                self._events.append(LinkChanged(False, f"no ACK for seq {flight.seq} after {self.retries} retries"))
             flight.due = now + (self.slow_retry if slow else self.retry_after)
             self._emit(flight.raw, now)
         # compare with the same sums next_deadline() returns, so a poll at that deadline always acts

@@ -93,9 +93,7 @@ def _merge_garbage(items: list[dict[str, str]]) -> list[dict[str, str]]:
 
 
 def _as_records(results: list[Frame | FrameError]) -> list[dict[str, str]]:
-    return [
-        {"frame": encode(r).decode()} if isinstance(r, Frame) else {"error": r.reason.value} for r in results
-    ]
+    return [{"frame": encode(r).decode()} if isinstance(r, Frame) else {"error": r.reason.value} for r in results]
 
 
 @pytest.mark.parametrize("chunk", [1, 2, 7, 64, 10_000])

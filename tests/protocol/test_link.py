@@ -171,3 +171,54 @@ def test_polling_at_the_announced_deadline_always_makes_progress(t0: float) -> N
         assert dev.take_output() or not dev.up
         after = dev.next_deadline()
         assert after is not None and after > deadline
+
+
+def _frame(body: bytes) -> bytes:
+    return b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF))
+
+
+def test_version_mismatch_is_naked_and_not_acted_on() -> None:
+    dev = bowl_link()
+    dev.open(0.0)
+    dev.take_output()
+    events = dev.receive(_frame(b"1 1 SRV HELLO id=SRV-x proto=2 fw=t"), 0.0)  # a HELLO speaking proto 2
+    assert not [e for e in events if isinstance(e, Received)]
+    assert dev.take_output() == _frame(b"1 0 BOWL NAK of=1 reason=version")
+    events = dev.receive(_frame(b"2 7 SRV HB"), 0.1)  # a frame in protocol version 2
+    assert not [e for e in events if isinstance(e, Received)]
+    assert dev.take_output() == _frame(b"1 0 BOWL NAK of=7 reason=version")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.booleans(), min_size=1, max_size=200),
+    st.lists(st.booleans(), min_size=1, max_size=200),
+    st.integers(1, 6),
+)
+def test_any_pattern_of_lost_and_doubled_writes_delivers_each_message_once_in_order(
+    lose: list[bool], double: list[bool], count: int
+) -> None:
+    dev, srv = bowl_link(), server_link()
+    dev.open(0.0)
+    srv.open(0.0)
+    sent = [BowlOn() if i % 2 == 0 else BowlOff(i % 3 == 0, 1 if i % 3 == 0 else None) for i in range(count)]
+    for msg in sent:
+        dev.send(msg, 0.0)
+    got: list[object] = []
+    now, n = 0.0, 0
+    while now < 120.0 and (dev.inflight is not None or dev.queue):
+        for out, receiver, sink in ((dev.take_output(), srv, got), (srv.take_output(), dev, None)):
+            if not out:
+                continue
+            # the adversary loses or doubles write n as its lists say, then stops (a finite fault pattern)
+            n += 1
+            if n < len(lose) and lose[n]:
+                continue
+            for _ in range(2 if n < len(double) and double[n] else 1):
+                events = receiver.receive(out, now)
+                if sink is not None:
+                    sink += [e.frame.message for e in events if isinstance(e, Received)]
+        now += 0.05
+        dev.poll(now)
+        srv.poll(now)
+    assert got == [Hello("BOWL-0001", 1, "t"), *sent]
