@@ -40,6 +40,7 @@ class ServerLink:
         self._queue: deque[tuple[str, tuple[tuple[str, str], ...]]] = deque()
         self._flight: _Flight | None = None
         self._last_rx_seq: int | None = None
+        self._last_was_hello = False
         self._last_rx = now
         self._last_tx = now
         self._out = bytearray()
@@ -96,11 +97,13 @@ class ServerLink:
             if item.get("proto") != "1":
                 self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "version"))), now)
                 return None
-            self._last_rx_seq = None
+            if not (self._last_was_hello and item.seq == self._last_rx_seq):
+                self._last_rx_seq = None  # a new HELLO resets the memory; a repeat of the last one is a duplicate
         self._write(encode(0, "SRV", "ACK", (("of", str(item.seq)),)), now)
         if item.seq == self._last_rx_seq:
             return None  # duplicate: acknowledged again, not acted on
         self._last_rx_seq = item.seq
+        self._last_was_hello = item.type == "HELLO"
         return item
 
     def tick(self, now: float) -> bool:

@@ -53,6 +53,12 @@ def test_data_frames_are_acked_and_duplicates_not_acted_on() -> None:
     assert link.receive(on, 0.3) is None  # retransmission: ACKed again, not acted on
     acks = [f.get("of") for f in frames(link) if f.type == "ACK"]
     assert acks == ["1", "2", "2"]
+    hello = device(1, "HELLO", HELLO)
+    assert link.receive(hello, 0.4) == hello  # a device re-opening its port: accepted, memory reset
+    assert link.receive(hello, 0.5) is None  # its retransmission: acknowledged, not acted on
+    assert link.receive(device(1, "ON"), 0.6) is None  # seq 1 again (same as the HELLO): a duplicate
+    assert link.receive(device(2, "ON"), 0.7) is not None
+    assert [f.get("of") for f in frames(link) if f.type == "ACK"] == ["1", "1", "1", "2"]
     assert link.peer == "BOWL"
 
 
