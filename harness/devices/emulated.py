@@ -20,6 +20,7 @@ import simpy
 from harness.devices.hub import DeviceHub, EventHandler
 from harness.devices.lamp import LampDriver
 from harness.devices.translate import EventTranslator
+from harness.protocol.link import HEARTBEAT
 from harness.protocol.messages import Message, Source
 from harness.transports.base import Transport
 from simulator.events import Event
@@ -43,6 +44,7 @@ class EmulatedTable:
         script: forced incidents (see :mod:`simulator.script`).
         on_event: called with every link event of every device.
         keep_reports: keep every (time, device, message) handed to the devices in :attr:`reports`.
+        heartbeat: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class EmulatedTable:
         script: Script | None = None,
         on_event: EventHandler | None = None,
         keep_reports: bool = False,
+        heartbeat: float = HEARTBEAT,
     ) -> None:
         self.env = env if env is not None else simpy.Environment()
         self.lamp = Lamp(self.env) if server_lamp else None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from harness.devices.lamp import LAMP_COMMANDS
-from harness.protocol.link import Link, LinkEvent, Received
+from harness.protocol.link import HEARTBEAT, Link, LinkEvent, Received
 from harness.protocol.messages import DEVICES, Hello, Message, Source
 from harness.transports.base import Transport, TransportClosed
 
@@ -46,6 +46,8 @@ class DeviceHub:
         on_event: called with every link event (for logs, traces and tests).
         require_ack: False to fire and forget (a person watching with a terminal acknowledges nothing).
         unit: identity suffix in HELLO (``BOWL-<unit>``).
+        heartbeat: seconds of quiet before a device sends HB (``math.inf``: never, e.g. for long virtual-time
+            campaigns where heartbeats would only cost time).
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class DeviceHub:
         on_event: EventHandler | None = None,
         require_ack: bool = True,
         unit: str = "0001",
+        heartbeat: float = HEARTBEAT,
     ) -> None:
         unknown = [s for s in transports if s not in DEVICES]
         if unknown:
@@ -65,7 +68,8 @@ class DeviceHub:
         self.ports: dict[Source, DevicePort] = {}
         for src, transport in transports.items():
             accepts = LAMP_COMMANDS if src is Source.LAMP else frozenset()
-            link = Link(src, Hello(f"{src.value}-{unit}", 1, FIRMWARE), accepts, require_ack=require_ack)
+            hello = Hello(f"{src.value}-{unit}", 1, FIRMWARE)
+            link = Link(src, hello, accepts, require_ack=require_ack, heartbeat=heartbeat)
             self.ports[src] = DevicePort(src, transport, link)
 
     def start(self, now: float) -> None:

@@ -14,9 +14,7 @@ from harness.protocol.messages import (
 )
 from simulator.lamp import Lamp, LampState
 
-LAMP_COMMANDS: frozenset[type[Message]] = frozenset(
-    {LampOpen, LampClose, LampReshake, LampPause, LampResume, LampVoid}
-)
+LAMP_COMMANDS: frozenset[type[Message]] = frozenset({LampOpen, LampClose, LampReshake, LampPause, LampResume, LampVoid})
 
 
 class LampDriver:

@@ -8,6 +8,7 @@ A :class:`Link` never touches a port or a clock. The owner feeds it received byt
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
 
@@ -261,7 +262,8 @@ class Link:
             times.append(self.inflight.due)
         if self.up:
             times.append(self._last_rx + self.silence)
-        return min(times)
+        soonest = min(times)
+        return None if math.isinf(soonest) else soonest
 
     def close(self) -> None:
         """Stop sending (port gone); queued and in-flight messages are kept for the next :meth:`open`."""
