@@ -134,7 +134,7 @@ def serve(args: argparse.Namespace) -> int:
         server = uvicorn.Server(
             uvicorn.Config(
                 api.app(), loop=loop, http="httptools", ws="websockets-sansio", lifespan="on",
-                access_log=False, log_level=args.log_level, timeout_keep_alive=30,
+                access_log=False, log_level=args.log_level, timeout_keep_alive=30, proxy_headers=False,
             )
         )  # fmt: skip
         server.run(sockets=[sock])
