@@ -66,7 +66,13 @@ class EmulatedTable:
         self.lamp = Lamp(self.env) if server_lamp else None
         self.driver = LampDriver(self.lamp) if self.lamp is not None else None
         self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
-        self.hub = DeviceHub(transports, on_command=self._command, on_event=on_event, require_ack=require_ack)
+        self.hub = DeviceHub(
+            transports,
+            on_command=self._command,
+            on_event=on_event,
+            require_ack=require_ack,
+            heartbeat=heartbeat,
+        )
         self.table = Table(
             profile,
             seed,
@@ -83,12 +89,14 @@ class EmulatedTable:
         self.env.process(self._service())
 
     def _on_event(self, event: Event) -> None:
-        for src, message in self.translator(event):
+        reports = self.translator(event)
+        for src, message in reports:
             if src in self.hub.ports:
                 self.hub.send(src, message, self.env.now)
                 if self.reports is not None:
                     self.reports.append((self.env.now, src, message))
-        self.wake()
+        if reports:
+            self.wake()  # new frames may have moved a retransmission deadline
 
     def _command(self, src: Source, message: Message, now: float) -> None:
         if src is Source.LAMP and self.driver is not None:
