@@ -1,0 +1,170 @@
+"""The game-server adapter interface: everything the harness does to or reads from a game server.
+
+A lab with its own server writes one class implementing :class:`GameServerAdapter` and names it in its bench
+file (``server.adapter: mypackage.module:MyAdapter``); see ``docs/adapters.md``. The harness never talks to a
+server any other way. Money is integer minor units; bet types are the shared names (``four_red`` ... ``small``);
+round ids are the server's, as text (the lamp carries the same id to the table).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+ROUND_END_KINDS = ("settled", "void", "cancelled")
+
+
+class AdapterError(Exception):
+    """The server refused a request or could not be reached. ``code`` is the server's error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerSpec:
+    """A player the server must know, with its opening balance (minor units)."""
+
+    player_id: str
+    balance: int
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSetup:
+    """What the bench hands an adapter at start.
+
+    ``devices`` maps each device name (``bowl``, ``shaker``, ``reader``, ``lamp``, ``console``) to the server's
+    end of its line: a pyserial URL/path (text) for a server process, or a transport object for an in-process
+    server. ``env`` is the bench's SimPy environment (virtual or real time); an in-process server runs on it.
+    """
+
+    players: tuple[PlayerSpec, ...]
+    devices: Mapping[str, Any]
+    env: simpy.Environment
+    workdir: Path
+    betting_s: float
+    round_gap_s: float
+    pause_timeout_s: float
+    reshake_cap: int
+    result_timeout_s: float
+    heartbeat_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class BetReply:
+    """The server's answer to a bet: accepted (with its id and balances) or rejected (with an error code).
+    ``confirmed`` is False when the player never saw an answer (disconnected before the confirmation)."""
+
+    player_id: str
+    client_bet_id: str
+    bet_type: str
+    stake: int
+    accepted: bool
+    confirmed: bool = True
+    bet_id: str = ""
+    round_id: str = ""
+    code: str = ""
+    balance_before: int | None = None
+    balance_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RoundEvent:
+    """A round event as the server published it, normalised.
+
+    ``kind``: opened, closed, reshake, paused, resumed, settled, void, cancelled. ``clause`` for reshake, void
+    and cancelled; ``faces`` (4 of R/W) for settled; ``at`` the server's own time stamp; ``raw`` what it sent.
+    """
+
+    round_id: str
+    kind: str
+    at: float
+    clause: str = ""
+    faces: str = ""
+    reason: str = ""
+    raw: Mapping[str, Any] | None = None
+
+    @property
+    def ends_round(self) -> bool:
+        return self.kind in ROUND_END_KINDS
+
+
+@dataclass(frozen=True, slots=True)
+class BetRecordRow:
+    """One row of a player's bet record (the BETS.csv columns of the shared formats)."""
+
+    bet_id: str
+    round_id: str
+    player_id: str
+    bet_type: str
+    wagered: int
+    result: str  # win | lose | push | refund | pending
+    returned: int
+    round_status: str  # in_progress | settled | void | cancelled
+    outcome: str  # 4 of R/W, or empty
+    balance_before: int
+    balance_after: int
+    client_bet_id: str = ""
+
+
+class GameServerAdapter(ABC):
+    """How the harness drives and reads one game server. Implementations must be safe to call from the bench's
+    single thread only; every call returns within the bench's step timeout or raises :class:`AdapterError`.
+
+    Construction takes the bench file's ``server.options`` mapping (plus ``url``/``command`` from the bench).
+    """
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options = dict(options)
+
+    @abstractmethod
+    def start(self, setup: ServerSetup) -> None:
+        """Bring the server up (or attach to it) with these players and devices. Raises AdapterError."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Release everything started; idempotent, never raises."""
+
+    @abstractmethod
+    def connect(self, player_id: str) -> None:
+        """Open the player's session (e.g. its event stream). Raises AdapterError."""
+
+    @abstractmethod
+    def disconnect(self, player_id: str) -> None:
+        """Drop the player's connection abruptly (no goodbye)."""
+
+    @abstractmethod
+    def place_bet(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
+    ) -> BetReply:
+        """Send a bet for the round taking bets. ``lose_reply``: the connection drops right after the request
+        is sent, so the player never sees the answer (the reply then has ``confirmed=False``). Rejections are
+        replies, not exceptions; AdapterError only when the server cannot be reached."""
+
+    @abstractmethod
+    def supervise(self, action: str, reason: str = "") -> None:
+        """A supervisor action: ``open`` (a round), ``pause``, ``resume``, ``cancel``. Raises AdapterError with
+        the server's code when refused."""
+
+    @abstractmethod
+    def round_events(self) -> list[RoundEvent]:
+        """Every round event the server has published since start, in order (cumulative)."""
+
+    @abstractmethod
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        """The player's bet record, as the player (or recall) sees it."""
+
+    @abstractmethod
+    def balance(self, player_id: str) -> int:
+        """The player's current balance in minor units."""
+
+    def evidence(self) -> dict[str, str]:
+        """Extra evidence to attach to a scenario (name → text), e.g. the server's own serial trace."""
+        return {}

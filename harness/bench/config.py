@@ -1,0 +1,196 @@
+"""Bench files (``fixtures/benches/*.yaml``): what a certification run is wired to, validated field by field.
+
+Every error is a :class:`BenchError` whose message names the file, the dotted field and what is allowed, e.g.
+``local-hil.yaml: devices.transport: must be one of memory, pty, url; got 'tty'``. Unknown keys are errors
+(a typo must never fall back to a default silently). See ``docs/benches.md`` for every field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.protocol.messages import DEVICES
+
+BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "benches"
+SERVER_KINDS = ("in-process", "command", "url")
+TRANSPORTS = ("memory", "pty", "url")
+DEFAULT_ADAPTERS = {
+    "in-process": "harness.adapters.reference_inprocess_adapter:InProcessAdapter",
+    "command": "harness.adapters.reference_http_adapter:HttpAdapter",
+}
+
+
+class BenchError(ValueError):
+    """A bench file that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """Which game server: the in-process engine, a command that starts the reference server, or a URL."""
+
+    kind: str
+    adapter: str
+    command: tuple[str, ...] = ()
+    url: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Server-side timings the bench asks for (seconds); the table's own timings come from the profile."""
+
+    betting_s: float
+    round_gap_s: float
+    result_timeout_s: float
+    heartbeat_s: float
+    step_timeout_s: float  # the most (sim or wall) seconds a step waits for the server before it fails
+
+
+@dataclass(frozen=True, slots=True)
+class Bench:
+    name: str
+    path: Path
+    server: ServerSettings
+    transport: str
+    device_urls: dict[str, str]
+    profile: str
+    seed: int
+    players: int
+    timing: Timing
+    faults_allowed: bool
+
+    @property
+    def realtime(self) -> bool:
+        """True when the server runs on the wall clock (anything but the in-process engine)."""
+        return self.server.kind != "in-process"
+
+
+_TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
+_SERVER = ("kind", "adapter", "command", "url", "options")
+_DEVICES = ("transport", "urls")
+_TIMING = ("betting_s", "round_gap_s", "result_timeout_s", "heartbeat_s", "step_timeout_s")
+_TIMING_DEFAULTS = {
+    "betting_s": 0.3,
+    "round_gap_s": 0.05,
+    "result_timeout_s": 5.0,
+    "heartbeat_s": 3.0,
+    "step_timeout_s": 30.0,
+}
+
+
+class _Check:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, allowed: str, got: object) -> BenchError:
+        return BenchError(f"{self.source}: {where}: {allowed}; got {got!r}")
+
+    def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, "must be a mapping", value)
+        unknown = sorted(set(value) - set(keys))
+        if unknown:
+            raise self.fail(f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0])
+        return value
+
+    def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:
+        if value not in allowed:
+            raise self.fail(where, f"must be one of {', '.join(allowed)}", value)
+        return str(value)
+
+    def number(self, value: object, where: str, low: float, high: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise self.fail(where, f"must be a number of seconds in [{low}, {high}]", value)
+        return float(value)
+
+    def whole(self, value: object, where: str, low: int, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(where, f"must be a whole number in [{low}, {high}]", value)
+        return value
+
+
+def parse_bench(raw: object, path: Path) -> Bench:
+    """Validate a parsed bench document.
+
+    Raises:
+        BenchError: a missing, unknown or out-of-range field (the message names it and the allowed values).
+    """
+    c = _Check(path.name)
+    top = c.mapping(raw, "", _TOP)
+    for key in ("server", "devices"):
+        if key not in top:
+            raise c.fail(key, "missing (required)", None)
+    srv = c.mapping(top["server"], "server", _SERVER)
+    kind = c.choice(srv.get("kind"), "server.kind", SERVER_KINDS)
+    adapter = srv.get("adapter", DEFAULT_ADAPTERS.get(kind))
+    if not isinstance(adapter, str) or ":" not in adapter:
+        raise c.fail("server.adapter", "must be a dotted path 'package.module:ClassName'", adapter)
+    command = srv.get("command", ["xocdia-server"] if kind == "command" else [])
+    if not isinstance(command, list) or not all(isinstance(a, str) for a in command):
+        raise c.fail("server.command", "must be a list of strings (the argv prefix)", command)
+    if kind == "command" and not command:
+        raise c.fail("server.command", "must not be empty when server.kind is command", command)
+    url = srv.get("url", "")
+    if kind == "url" and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+        raise c.fail("server.url", "must be an http:// or https:// URL when server.kind is url", url)
+    options = srv.get("options", {})
+    if not isinstance(options, dict):
+        raise c.fail("server.options", "must be a mapping (passed to the adapter)", options)
+    dev = c.mapping(top["devices"], "devices", _DEVICES)
+    transport = c.choice(dev.get("transport"), "devices.transport", TRANSPORTS)
+    names = tuple(d.value.lower() for d in DEVICES)
+    urls = dev.get("urls", {})
+    if not isinstance(urls, dict) or not all(isinstance(v, str) for v in urls.values()):
+        raise c.fail("devices.urls", "must map device names to pyserial URLs", urls)
+    for name in urls:
+        c.choice(name, "devices.urls", names)
+    if transport == "url" and set(urls) != set(names):
+        raise c.fail("devices.urls", f"must name a URL for every device ({', '.join(names)})", sorted(urls))
+    if kind == "in-process" and transport != "memory":
+        raise c.fail("devices.transport", "must be memory when server.kind is in-process", transport)
+    t = c.mapping(top.get("timing", {}), "timing", _TIMING)
+    values = {k: c.number(t.get(k, d), f"timing.{k}", 0.001, 3600.0) for k, d in _TIMING_DEFAULTS.items()}
+    profile = top.get("profile", "certification")
+    if not isinstance(profile, str) or not profile:
+        raise c.fail("profile", "must be a profile name or path", profile)
+    faults = top.get("faults_allowed", False)
+    if not isinstance(faults, bool):
+        raise c.fail("faults_allowed", "must be true or false", faults)
+    name = top.get("name", path.stem)
+    if not isinstance(name, str):
+        raise c.fail("name", "must be text", name)
+    return Bench(
+        name=name,
+        path=path,
+        server=ServerSettings(kind, adapter, tuple(command), url, dict(options)),
+        transport=transport,
+        device_urls={str(k): str(v) for k, v in urls.items()},
+        profile=profile,
+        seed=c.whole(top.get("seed", 1), "seed", 0, 2**63 - 1),
+        players=c.whole(top.get("players", 0), "players", 0, 1000),
+        timing=Timing(**values),
+        faults_allowed=faults,
+    )
+
+
+def load_bench(path: str | Path) -> Bench:
+    """Load a bench by path, or by shipped name (``in-process`` → ``fixtures/benches/in-process.yaml``).
+
+    Raises:
+        BenchError: no such file, YAML that does not parse, or an invalid field.
+    """
+    p = Path(path)
+    if not p.exists() and not str(path).endswith((".yaml", ".yml")):
+        p = BENCH_DIR / f"{path}.yaml"
+    try:
+        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        shipped = ", ".join(sorted(b.stem for b in BENCH_DIR.glob("*.yaml")))
+        raise BenchError(f"cannot read bench {path}: {exc.strerror}; shipped benches: {shipped}") from None
+    except yaml.YAMLError as exc:
+        raise BenchError(f"{p.name}: not valid YAML: {exc}") from None
+    return parse_bench(raw, p)

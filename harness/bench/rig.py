@@ -1,0 +1,303 @@
+"""A rig: one bench wired up for one scenario (or one ``xocdia-hil run``).
+
+It builds the SimPy environment (virtual time for the in-process bench, the real-time bridge otherwise), the
+emulated table and its five devices on the bench's transport (each line traced in both directions), and the game
+server through its adapter; it then lets steps open rounds, place bets, act as supervisor and wait for the server,
+and it keeps what the oracle needs (ground truth, the harness's own actions, what the server said).
+
+Round numbers: the lamp device numbers rounds in the order the server opens them (1, 2, ...), whatever ids the
+server uses, so a script for "round 1" applies to the first round a scenario opens.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+from harness.adapters.base import AdapterError, BetReply, GameServerAdapter, PlayerSpec, RoundEvent, ServerSetup
+from harness.adapters.loader import load_adapter
+from harness.bench.config import Bench
+from harness.devices.emulated import EmulatedTable
+from harness.devices.lamp import LampDriver
+from harness.oracle.check import Observation, SentBet, Verdict, judge
+from harness.protocol.messages import DEVICES, Source
+from harness.realtime import SelectEnvironment
+from harness.trace import TraceRecorder, TracingTransport
+from harness.transports.base import Transport
+from harness.transports.memory import memory_pipe
+from harness.transports.pty import PtyPort
+from harness.transports.url import SerialUrl
+from simulator.events import BetSent, BettingClosed, Event, RoundEnded
+from simulator.lamp import LampState
+from simulator.profile import load_profile
+from simulator.script import Script
+
+SLICE_VIRTUAL = 0.01  # sim seconds between two checks of a wait condition (in-process)
+SLICE_REAL = 0.02  # wall seconds between two checks (real-time benches)
+
+
+class BenchTimeout(AssertionError):
+    """A wait for the server or the table did not finish in the bench's step timeout."""
+
+
+class OrdinalLampDriver(LampDriver):
+    """Numbers rounds 1, 2, ... in the order the server's lamp opens them, whatever the server's ids are."""
+
+    def round_no(self, round_id: str) -> int:
+        known = self.rounds.get(round_id)
+        if known is None:
+            known = self.rounds[round_id] = len(self.rounds) + 1
+        return known
+
+
+@dataclass
+class Action:
+    """Something the harness did, at sim time ``t``: for the evidence and for the oracle."""
+
+    t: float
+    who: str
+    what: str
+    detail: str = ""
+
+
+@dataclass
+class Rig:
+    """See the module docstring. Build with :meth:`build`, end with :meth:`close` (always)."""
+
+    bench: Bench
+    env: simpy.Environment
+    table: EmulatedTable
+    adapter: GameServerAdapter
+    recorder: TraceRecorder
+    opening: dict[str, int]
+    workdir: Path
+    driver: OrdinalLampDriver
+    actions: list[Action] = field(default_factory=list)
+    sent: list[SentBet] = field(default_factory=list)
+    cancelled: list[str] = field(default_factory=list)
+    opened: list[str] = field(default_factory=list)
+    _tmp: tempfile.TemporaryDirectory[str] | None = None
+    _crowd_seen: int = 0
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        bench: Bench,
+        players: Mapping[str, int],
+        script: list[dict[str, Any]] | None = None,
+        crowd: int | None = None,
+        seed: int | None = None,
+    ) -> Rig:
+        """Wire the bench up and start the server. Raises AdapterError / BenchError / ProfileError / ScriptError
+        with a message naming what is wrong; nothing is left running on failure."""
+        tmp = tempfile.TemporaryDirectory(prefix="xocdia-rig-")
+        workdir = Path(tmp.name)
+        env: simpy.Environment = SelectEnvironment() if bench.realtime else simpy.Environment()
+        recorder = TraceRecorder(clock=lambda: float(env.now))
+        profile = load_profile(bench.profile)
+        device_ends, server_ends = _wire(bench, workdir)
+        traced: dict[Source, Transport] = {
+            src: TracingTransport(t, recorder, src.value) for src, t in device_ends.items()
+        }
+        emulated = EmulatedTable(
+            profile,
+            bench.seed if seed is None else seed,
+            traced,
+            env=env,
+            players=bench.players if crowd is None else crowd,
+            script=Script.from_data(script or [], "scenario script"),
+        )
+        assert emulated.lamp is not None
+        driver = OrdinalLampDriver(emulated.lamp)
+        emulated.driver = driver
+        options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}
+        adapter = load_adapter(bench.server.adapter, options)
+        rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, _tmp=tmp)
+        setup = ServerSetup(
+            players=tuple(PlayerSpec(p, b) for p, b in players.items()),
+            devices=server_ends,
+            env=env,
+            workdir=workdir,
+            betting_s=bench.timing.betting_s,
+            round_gap_s=bench.timing.round_gap_s,
+            pause_timeout_s=profile.table.pause_timeout,
+            reshake_cap=profile.table.max_reshakes,
+            result_timeout_s=bench.timing.result_timeout_s,
+            heartbeat_s=bench.timing.heartbeat_s,
+        )
+        try:
+            adapter.start(setup)
+        except BaseException:
+            rig.close()
+            raise
+        if isinstance(env, SelectEnvironment):
+            env.fds = emulated.hub.fds
+            env.on_ready = emulated.wake
+            env.sync()
+        if (crowd if crowd is not None else bench.players) > 0:
+            env.process(rig._forward_crowd())
+        return rig
+
+    def close(self) -> None:
+        """Stop the server and release every port and temp file; never raises."""
+        try:
+            self.adapter.stop()
+        finally:
+            self.table.hub.close()
+            if self._tmp is not None:
+                self._tmp.cleanup()
+                self._tmp = None
+
+    # ------------------------------------------------------------------ time
+    @property
+    def now(self) -> float:
+        return float(self.env.now)
+
+    def run_for(self, seconds: float) -> None:
+        """Let ``seconds`` of bench time pass (sim seconds; wall seconds on a real-time bench)."""
+        self.env.run(until=self.env.now + seconds)
+
+    def run_until(self, done: Callable[[], bool], what: str, timeout: float | None = None) -> None:
+        """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after the bench's step timeout."""
+        limit = self.bench.timing.step_timeout_s if timeout is None else timeout
+        step = SLICE_REAL if self.bench.realtime else SLICE_VIRTUAL
+        deadline = self.env.now + limit
+        while not done():
+            if self.env.now >= deadline:
+                raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+            self.env.run(until=self.env.now + step)
+
+    # ------------------------------------------------------------------ acting
+    def note(self, who: str, what: str, detail: str = "") -> None:
+        self.actions.append(Action(self.now, who, what, detail))
+
+    def supervise(self, action: str, reason: str = "") -> None:
+        """A supervisor action through the adapter (recorded). Raises AdapterError when refused."""
+        self.note("supervisor", action, reason)
+        current = self.current_round()
+        self.adapter.supervise(action, reason)
+        if action == "cancel" and current:
+            self.cancelled.append(current)
+
+    def open_round(self) -> str:
+        """Ask the server to open a round and wait until the table's lamp shows it open; returns its id."""
+        before = len(self.driver.rounds)
+        self.supervise("open")
+        self.run_until(
+            lambda: len(self.driver.rounds) > before and self.table.lamp is not None
+            and self.table.lamp.state is LampState.BETTING_OPEN,
+            "the lamp to show betting open",
+        )
+        rid = next(r for r, n in self.driver.rounds.items() if n == before + 1)
+        self.opened.append(rid)
+        return rid
+
+    def bet(self, player: str, bet_type: str, stake: int, *, lose_reply: bool = False) -> BetReply:
+        """Send one bet now (recorded with whether the table had closed betting). Raises AdapterError only
+        when the server cannot be reached."""
+        client_id = f"{player}-{len(self.sent) + 1}"
+        closed = self._closed_at_table()
+        self.note(player, "bet", f"{bet_type} {stake}{' (reply lost)' if lose_reply else ''}")
+        reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
+        self.sent.append(SentBet(reply, closed))
+        return reply
+
+    def _closed_at_table(self) -> bool:
+        if not self.opened:
+            return False
+        sim = self.driver.rounds.get(self.opened[-1])
+        return any(isinstance(e, BettingClosed) and e.round == sim for e in self.truth)
+
+    def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
+        """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
+        while True:
+            log = self.table.table.log.events
+            new = log[self._crowd_seen :]
+            self._crowd_seen = len(log)
+            for event in new:
+                if isinstance(event, BetSent):
+                    self.env.process(self._deliver(event))
+            yield self.env.timeout(SLICE_REAL if self.bench.realtime else SLICE_VIRTUAL)
+
+    def _deliver(self, event: BetSent) -> Generator[simpy.Event, Any, None]:
+        yield self.env.timeout(max(event.arrives - self.env.now, 0.0))
+        try:
+            self.adapter.connect(event.player)
+            self.bet(event.player, str(event.bet), event.stake)
+        except AdapterError as exc:
+            self.note(event.player, "bet failed", str(exc))
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def truth(self) -> list[Event]:
+        return self.table.table.log.events
+
+    def current_round(self) -> str:
+        return self.opened[-1] if self.opened else ""
+
+    def round_id(self, ordinal: int) -> str:
+        """The server id of the ``ordinal``-th round this rig opened (1-based). Raises KeyError."""
+        for rid, n in self.driver.rounds.items():
+            if n == ordinal:
+                return rid
+        raise KeyError(f"round {ordinal} has not been opened (opened: {len(self.driver.rounds)})")
+
+    def server_end(self, rid: str) -> RoundEvent | None:
+        return next((e for e in self.adapter.round_events() if e.round_id == rid and e.ends_round), None)
+
+    def table_end(self, rid: str) -> RoundEnded | None:
+        sim = self.driver.rounds.get(rid)
+        return next((e for e in self.truth if isinstance(e, RoundEnded) and e.round == sim), None)
+
+    def play_to_end(self, rid: str) -> RoundEvent:
+        """Run until the server ends round ``rid``, then until the table has cleared it too (bounded)."""
+        self.run_until(lambda: self.server_end(rid) is not None, f"the server to end round {rid}")
+        try:
+            self.run_until(lambda: self.table_end(rid) is not None, "the table's verdict", timeout=0.5)
+        except BenchTimeout:
+            pass  # the server ended the round itself (cancel, void by lamp): the table was cleared without one
+        end = self.server_end(rid)
+        assert end is not None
+        return end
+
+    def observation(self) -> Observation:
+        """Everything the oracle needs, read from the server now."""
+        records = {p: self.adapter.bet_record(p) for p in self.opening}
+        balances = {p: self.adapter.balance(p) for p in self.opening}
+        return Observation(
+            truth=tuple(self.truth),
+            rounds=dict(self.driver.rounds),
+            server_events=tuple(self.adapter.round_events()),
+            records=records,
+            balances=balances,
+            opening=dict(self.opening),
+            sent=tuple(s for s in self.sent if s.reply.player_id in self.opening),
+            supervisor_cancelled=tuple(self.cancelled),
+        )
+
+    def verdict(self) -> Verdict:
+        return judge(self.observation())
+
+
+def _wire(bench: Bench, workdir: Path) -> tuple[dict[Source, Transport], dict[str, Any]]:
+    """The device end and the server end of each of the five lines."""
+    device: dict[Source, Transport] = {}
+    server: dict[str, Any] = {}
+    for src in DEVICES:
+        name = src.value.lower()
+        if bench.transport == "memory":
+            dev_end, srv_end = memory_pipe(name)
+            device[src], server[name] = dev_end, srv_end
+        elif bench.transport == "pty":
+            pty = PtyPort(name, workdir)
+            device[src], server[name] = pty, pty.address
+        else:
+            device[src] = SerialUrl(name, bench.device_urls[name])
+            server[name] = bench.device_urls[name]
+    return device, server

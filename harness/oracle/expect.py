@@ -1,0 +1,92 @@
+"""What a correct server must do with each round, from the simulator's ground truth alone.
+
+The table's verdict (:class:`simulator.events.RoundEnded`) says whether a round settles (on which faces), is void
+(SH-4a, SH-4b, SH-5) or is cancelled (ERR-3), and how many re-shakes it took (SH-2, SH-3). A round the harness
+itself cancelled through the supervisor (ERR-3) never reaches a table verdict: the lamp clears the table; the
+harness's action log says so. Settlement amounts come from :mod:`harness.paytable` (written from RULES.md),
+never from the server's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from harness.paytable import PAYTABLE, returned
+from simulator.bets import BetType
+from simulator.events import Event, Reshake, Revealed, RoundEnded, RoundStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedRound:
+    """The oracle's statement about one round (sim round number ``round``)."""
+
+    round: int
+    status: str  # settled | void | cancelled
+    clause: str  # the rule that decides it: GP-3 for a plain settlement, else SH-4a/SH-4b/SH-5/ERR-3
+    faces: str  # 4 of R/W when settled, else ""
+    reshakes: int
+    overlap: bool = False  # the reveal needed spreading (SH-1)
+
+    @property
+    def reds(self) -> int | None:
+        return self.faces.count("R") if self.status == "settled" else None
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedBet:
+    """What one bet must get: result (win/lose/push/refund/pending), amount returned, and the clause."""
+
+    result: str
+    returned: int
+    clause: str
+
+
+def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[int] = ()) -> dict[int, ExpectedRound]:
+    """Per sim round: the expected end, from the table's ``round_ended`` events, plus rounds the harness's
+    supervisor cancelled before the table reached a verdict (ERR-3)."""
+    out: dict[int, ExpectedRound] = {}
+    overlap: set[int] = set()
+    reshakes: dict[int, int] = {}
+    for event in truth:
+        if isinstance(event, Revealed) and event.overlap:
+            overlap.add(event.round)
+        elif isinstance(event, Reshake):
+            reshakes[event.round] = event.count
+        elif isinstance(event, RoundEnded):
+            settled = event.status is RoundStatus.SETTLED
+            out[event.round] = ExpectedRound(
+                event.round,
+                str(event.status),
+                "GP-3" if settled else str(event.clause),
+                str(event.faces) if settled else "",
+                event.reshakes,
+                event.round in overlap and settled,
+            )
+    for round_no in cancelled_by_supervisor:
+        if round_no not in out:
+            out[round_no] = ExpectedRound(round_no, "cancelled", "ERR-3", "", reshakes.get(round_no, 0))
+    return out
+
+
+def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> ExpectedBet:
+    """The settlement RULES.md requires for one bet in a round the oracle knows (None: still in progress).
+
+    Raises:
+        ValueError: an unknown bet type or a stake that is not a positive multiple of 50.
+    """
+    bet = BetType(bet_type)
+    if rnd is None:
+        return ExpectedBet("pending", 0, "DC-2")
+    if rnd.status != "settled":
+        return ExpectedBet("refund", stake, rnd.clause)
+    reds = rnd.faces.count("R")
+    rule = PAYTABLE[bet]
+    if reds in rule.wins:
+        result = "win"
+    elif reds in rule.pushes:
+        result = "push"
+    else:
+        result = "lose"
+    return ExpectedBet(result, returned(bet, reds, stake), rule.clause)
+
