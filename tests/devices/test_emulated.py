@@ -136,3 +136,22 @@ def test_a_faulty_line_both_ways_loses_and_duplicates_nothing() -> None:
     assert len(table.reports) > 40
     injected = sum(sum(w.counts(d).values()) for w in wrapped for d in ("tx", "rx"))
     assert injected > 30
+
+
+def test_heartbeats_off_for_campaigns_leave_only_reports_on_the_wire() -> None:
+    env = simpy.Environment()
+    pipes = {d: memory_pipe(d.value) for d in DEVICES}
+    table = EmulatedTable(
+        load_profile("compressed"),
+        2,
+        {d: p[0] for d, p in pipes.items()},
+        env=env,
+        server_lamp=False,
+        require_ack=False,
+        heartbeat=float("inf"),
+        players=0,
+    )
+    table.table.run(20)
+    wire = b"".join(p[1].read() for p in pipes.values())
+    assert b" HB*" not in wire
+    assert wire.count(b" RESULT ") >= 20
