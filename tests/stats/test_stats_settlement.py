@@ -102,3 +102,9 @@ def test_simulate_refuses_bad_arguments() -> None:
         simulate(10, seed=0, workers=0)
     with pytest.raises(ValueError, match="rounds must be >= 0"):
         simulate(-1, seed=0)
+
+
+@pytest.mark.parametrize("bet", list(BetType))
+def test_settling_the_ideal_histogram_agrees_with_the_enumeration_for_every_bet(bet: BetType) -> None:
+    # two independent routes to one number: integer settlement of one round per pattern, and the fractions
+    assert settle_histogram([1, 4, 6, 4, 1], 50)[bet].rtp == bet_math(bet).rtp
