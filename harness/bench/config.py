@@ -57,6 +57,7 @@ class Bench:
     server: ServerSettings
     transport: str
     device_urls: dict[str, str]
+    reader_latency_s: float
     profile: str
     seed: int
     players: int
@@ -71,7 +72,7 @@ class Bench:
 
 _TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
 _SERVER = ("kind", "adapter", "command", "url", "options")
-_DEVICES = ("transport", "urls")
+_DEVICES = ("transport", "urls", "reader_latency_s")
 _TIMING = ("betting_s", "round_gap_s", "result_timeout_s", "heartbeat_s", "step_timeout_s")
 _TIMING_DEFAULTS = {
     "betting_s": 0.3,
@@ -150,6 +151,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
         c.choice(name, "devices.urls", names)
     if transport == "url" and set(urls) != set(names):
         raise c.fail("devices.urls", f"must name a URL for every device ({', '.join(names)})", sorted(urls))
+    reader_latency = c.number(dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
     if kind == "in-process" and transport != "memory":
         raise c.fail("devices.transport", "must be memory when server.kind is in-process", transport)
     t = c.mapping(top.get("timing", {}), "timing", _TIMING)
@@ -169,6 +171,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
         server=ServerSettings(kind, adapter, tuple(command), url, dict(options)),
         transport=transport,
         device_urls={str(k): str(v) for k, v in urls.items()},
+        reader_latency_s=reader_latency,
         profile=profile,
         seed=c.whole(top.get("seed", 1), "seed", 0, 2**63 - 1),
         players=c.whole(top.get("players", 0), "players", 0, 1000),

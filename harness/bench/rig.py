@@ -11,6 +11,7 @@ server uses, so a script for "round 1" applies to the first round a scenario ope
 
 from __future__ import annotations
 
+import random
 import tempfile
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from harness.protocol.messages import DEVICES, Source
 from harness.realtime import SelectEnvironment
 from harness.trace import TraceRecorder, TracingTransport
 from harness.transports.base import Transport
+from harness.transports.faults import FaultRates, FaultyTransport
 from harness.transports.memory import memory_pipe
 from harness.transports.pty import PtyPort
 from harness.transports.url import SerialUrl
@@ -102,6 +104,13 @@ class Rig:
         recorder = TraceRecorder(clock=lambda: float(env.now))
         profile = load_profile(bench.profile)
         device_ends, server_ends = _wire(bench, workdir)
+        if bench.reader_latency_s > 0:  # the camera needs time to read the tokens once the bowl is off
+            device_ends[Source.READER] = FaultyTransport(
+                device_ends[Source.READER],
+                random.Random(f"xocdia-reader/{bench.seed}"),
+                lambda: float(env.now),
+                tx=FaultRates(latency=bench.reader_latency_s),
+            )
         traced: dict[Source, Transport] = {
             src: TracingTransport(t, recorder, src.value) for src, t in device_ends.items()
         }
