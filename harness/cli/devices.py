@@ -103,8 +103,7 @@ def run(args: argparse.Namespace) -> int:
     transports = _open_transports(kind, base_port, link_dir)
     recorder = TraceRecorder() if args.trace is not None else None
     wired: dict[Source, Transport] = {
-        src: TracingTransport(t, recorder, src.value) if recorder is not None else t
-        for src, t in transports.items()
+        src: TracingTransport(t, recorder, src.value) if recorder is not None else t for src, t in transports.items()
     }
     env = SelectEnvironment()
     table = EmulatedTable(
