@@ -53,7 +53,11 @@ class EventTranslator:
         self.rng = rng
 
     def __call__(self, event: ev.Event) -> list[Report]:
-        """The device reports for ``event`` ([] for events no device sees)."""
+        """The device reports for ``event`` ([] for events no device sees).
+
+        Raises:
+            ValueError: an event that breaks the ground truth's own rules (a touch without a token).
+        """
         if isinstance(event, ev.TokensPlaced):
             return [(Source.CONSOLE, TokensPlaced())]
         if isinstance(event, ev.BowlPlaced):
@@ -68,8 +72,10 @@ class EventTranslator:
         if isinstance(event, ev.Reassembled):
             return [(Source.CONSOLE, Reassembled())]
         if isinstance(event, ev.BowlLifted):
-            touched = event.touched and event.token is not None
-            return [(Source.BOWL, BowlOff(touched, event.token if touched else None))]
+            if event.touched and event.token is None:
+                # the sensor reports which token was touched; hiding the touch would settle a void round
+                raise ValueError(f"ground truth {event}: a touch without the token touched")
+            return [(Source.BOWL, BowlOff(event.touched, event.token if event.touched else None))]
         if isinstance(event, ev.Revealed):
             return [(Source.READER, Result(self._camera(event.faces, event.overlap), event.overlap))]
         if isinstance(event, ev.Rearranged):

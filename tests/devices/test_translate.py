@@ -72,3 +72,8 @@ def test_overlap_hides_exactly_one_token_from_the_camera_and_keeps_the_rest() ->
         assert msg.faces[:i] + "RWRW"[i] + msg.faces[i + 1 :] == "RWRW"
         hidden.add(i)
     assert hidden == {0, 1, 2, 3}
+
+
+def test_a_touch_without_a_token_is_refused_rather_than_reported_as_no_touch() -> None:
+    with pytest.raises(ValueError, match="a touch without the token touched"):
+        EventTranslator(random.Random(0))(ev.BowlLifted(1.0, 3, False, True, None))
