@@ -10,7 +10,8 @@ import pytest
 import serial
 
 from harness.devices.hub import DeviceHub
-from harness.protocol.messages import BowlOff, BowlOn, Source
+from harness.protocol.codec import FrameDecoder
+from harness.protocol.messages import BowlOff, BowlOn, Frame, Source
 from harness.trace import TraceRecorder, TracingTransport, read_trace, replay
 from harness.transports.pty import PtyPort
 
@@ -84,3 +85,19 @@ def test_a_bad_trace_line_is_named() -> None:
         read_trace([good, '{"t":1,"port":"BOWL","dir":"up","hex":""}'])
     with pytest.raises(ValueError, match="trace line 1: 'hex'"):
         read_trace(['{"t":1,"port":"BOWL","dir":"tx"}'])
+
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
+
+
+def test_the_recorded_sample_trace_replays_into_a_pty_as_the_frames_it_holds(tmp_path: Path) -> None:
+    """fixtures/protocol/trace_sample.jsonl was recorded by `xocdia-hil devices --trace`; CI replays it."""
+    records = read_trace((FIXTURES / "trace_sample.jsonl").read_text().splitlines())
+    recorded = b"".join(r.data for r in records if r.port == "READER" and r.dir == "tx")
+    assert recorded.count(b"\r\n") >= 3
+    expected = [f for f in FrameDecoder().feed(recorded)]
+    assert expected and all(isinstance(f, Frame) for f in expected)
+    with PtyPort("reader", tmp_path) as target, serial.Serial(target.address, timeout=0.05) as reader:
+        replay(records, target, "READER", "tx", speed=0)
+        got = FrameDecoder().feed(drain(reader, recorded[-20:]))
+    assert got == expected
