@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from simulator.table import RoundBook, Table
 
 Proc = Generator[Any, Any, Any]
+_DEALABLE = (LampState.BETTING_OPEN, LampState.PAUSED)
 
 
 class Dealer:
@@ -55,11 +56,18 @@ class Dealer:
         self.cap = table.profile.table.max_reshakes
 
     def run(self) -> Proc:
+        """Deal every round the lamp opens. A round that opened while the dealer was still busy with the previous
+        one (e.g. reassembling after a drop in a round already cancelled) is dealt as soon as the dealer is free."""
         lamp = self.table.lamp
+        dealt = 0
         while True:
-            signal = yield lamp.opened
+            signal = lamp.signal
+            if not (signal.round > dealt and signal.state in _DEALABLE):
+                signal = yield lamp.opened
+            dealt = signal.round
             book = self.table.book_for(signal.round)
             yield from self._round(book)
+            book.cleared.succeed()
 
     def _round(self, book: RoundBook) -> Proc:
         table, env, emit = self.table, self.table.env, self.table.emit
@@ -165,6 +173,8 @@ class Dealer:
                 return None
             yield env.timeout(self.reassemble())
             emit(Reassembled(env.now, r))
+            if book.ended:
+                return None
             book.reshakes += 1
             emit(Reshake(env.now, r, ReshakeReason.DROP, book.reshakes))
             emit(BowlPlaced(env.now, r))

@@ -5,7 +5,10 @@ source draws from the seeded streams; a script (:mod:`simulator.script`) overrid
 passes the random ones through. Both use this one path, so a scripted scenario exercises exactly the code that a
 random incident does.
 
-Every call consumes a fixed number of draws whatever the answer, so an override on round 3 never moves round 4.
+Every call consumes a fixed number of draws whatever the answer. Token and shaker draws are budgeted per round: each
+round takes a fixed block from its stream, sized for two shakes and two lifts, and only a third shake or lift in a
+round draws from an overflow stream. So a script that adds a re-shake to round 3 (a standing token, a drop) leaves
+the outcome of every other round unchanged; later rounds' timings shift only because round 3 took longer.
 """
 
 from __future__ import annotations
@@ -63,6 +66,11 @@ class IncidentSource(Protocol):
     def lift(self, round_no: int, lift_no: int) -> LiftFacts: ...
 
 
+_TOKEN_DRAWS = 13  # per shake: face, standing, fall for each of 4 tokens, then overlap
+_SHAKER_DRAWS = 3  # per shake: bowl drop, plate drop, when in the shake
+_LIFT_DRAWS = 2  # per lift: touch, which token
+
+
 class RandomIncidents:
     """Draws every incident from the profile's rates, on the tokens, shaker, dealer and problems streams."""
 
@@ -70,6 +78,11 @@ class RandomIncidents:
         self.profile = profile
         self._tokens: Stream = streams.stream(Subsystem.TOKENS)
         self._shaker: Stream = streams.stream(Subsystem.SHAKER)
+        self._tokens_overflow: Stream = streams.stream(Subsystem.TOKENS, 1)
+        self._shaker_overflow: Stream = streams.stream(Subsystem.SHAKER, 1)
+        self._round = -1
+        self._token_block: list[float] = []
+        self._shaker_block: list[float] = []
         self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
         self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
 
@@ -91,21 +104,39 @@ class RandomIncidents:
             problem=problem,
         )
 
+    def _take(self, round_no: int, tokens: int, shaker: int) -> tuple[list[float], list[float]]:
+        """The next draws of this round: from the round's blocks while they last, then from the overflow streams."""
+        if round_no != self._round:
+            self._round = round_no
+            self._token_block = self._tokens.block(_TOKEN_DRAWS * 2)
+            self._shaker_block = self._shaker.block(_SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
+        tb, sb = self._token_block, self._shaker_block
+        if len(tb) >= tokens:
+            t = tb[-tokens:] if tokens else []
+            del tb[len(tb) - tokens :]
+        else:
+            t = self._tokens_overflow.block(tokens)
+        if len(sb) >= shaker:
+            b = sb[-shaker:]
+            del sb[len(sb) - shaker :]
+        else:
+            b = self._shaker_overflow.block(shaker)
+        return t, b
+
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
         tk = self.profile.tokens
-        u = self._tokens.random
+        t, b = self._take(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
         p_standing, p_fall = tk.p_standing, tk.p_fall
         faces = ""
         fell: int | None = None
         for i, p_red in enumerate(tk.p_red):
-            face_u, stand_u, fall_u = u(), u(), u()
+            face_u, stand_u, fall_u = t[3 * i], t[3 * i + 1], t[3 * i + 2]
             faces += "S" if stand_u < p_standing else ("R" if face_u < p_red else "W")
             if fall_u < p_fall and fell is None:
                 fell = i
-        overlap = u() < tk.p_overlap
+        overlap = t[12] < tk.p_overlap
         sh = self.profile.shaker
-        b = self._shaker.random
-        bowl_u, plate_u, at_u = b(), b(), b()
+        bowl_u, plate_u, at_u = b
         drop: DropItem | None = None
         if bowl_u < sh.p_drop_bowl:
             drop = DropItem.BOWL
@@ -116,8 +147,7 @@ class RandomIncidents:
         return ShakeFacts(faces, overlap, drop, fell if drop is DropItem.TOKEN else None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts:
-        b = self._shaker
-        touch_u, which_u = b.random(), b.random()
+        _, (touch_u, which_u) = self._take(round_no, 0, _LIFT_DRAWS)
         if touch_u < self.profile.shaker.p_touch:
             return LiftFacts(True, min(int(which_u * 4), 3))
         return LiftFacts(False, None)

@@ -6,7 +6,7 @@ player sits down at the first opening after that. In each round a seated player 
 placing 1..n bets, each after a think time counted from the opening (or from the previous bet). A bet is sent only
 if the player's link is up at that moment; it reaches the server after the link's latency. Links go down and up on
 their own (``network.up`` / ``network.down``), independently of the rounds, which is how disconnections during a
-round (DC-1..3, NET-1) arise.
+round (DC-1..3, NET-1) arise. A player who decides to leave sends that round's bets, then leaves.
 
 Each seat draws from its own two streams (bets, link), always in the same order, so adding a seat changes nothing
 for the others. One :class:`Crowd` process plays all seats: at each opening it draws every seat's bets for the round
@@ -106,14 +106,15 @@ class Crowd:
         table.env.process(self.run())
 
     def run(self) -> Proc:
-        table, env, settings = self.table, self.table.env, self.settings
+        """At each opening, draw every seat's bets for the round and hand them to a sender process of their own,
+        so a late bet of one round never makes anyone miss the next opening."""
+        table, env = self.table, self.table.env
         lamp, emit, seats, leave_p = table.lamp, table.emit, self.seats, self.leave_p
-        timeout = env.timeout
+        process = env.process
         while True:
             signal = yield lamp.opened
-            round_no = signal.round
             now = env.now
-            plan: list[tuple[float, int, tuple[Any, int], float]] = []
+            plan: list[tuple[float, int, int, tuple[Any, int] | None, float]] = []
             append = plan.append
             for seat in seats:
                 if seat.player is None:
@@ -123,30 +124,43 @@ class Crowd:
                     seat.bets = 0
                     seat.player = f"p{seat.index + 1:02d}.{seat.visits}"
                     emit(PlayerJoined(now, seat.player, seat.index))
+                elif seat.free_at < 0.0:
+                    continue  # leaving once its last round's bets are sent
                 n = seat.n_bets()
+                at, index = now, seat.index
                 if n:
-                    at, think, pick, latency, index = now, seat.think, seat.bet_and_stake, seat.latency, seat.index
-                    for _ in range(n):
+                    think, pick, latency = seat.think, seat.bet_and_stake, seat.latency
+                    for k in range(n):
                         at += think()
-                        append((at, index, pick(), latency()))
+                        append((at, index, k, pick(), latency()))
                 if seat.leave() < leave_p:
-                    seat.free_at = -1.0  # leaves after this round's bets
-            plan.sort()
-            for at, index, (bet, stake), delay in plan:
-                if at > now:
-                    yield timeout(at - now)
-                    now = at
-                seat = seats[index]
-                player = seat.player
-                if player is not None and seat.link_up:
-                    seat.bets = n = seat.bets + 1
-                    emit(BetSent(at, round_no, player, f"{player}-{n}", bet, stake, at + delay))
-            now = env.now
-            for seat in seats:
-                if seat.free_at < 0.0 and seat.player is not None:
-                    emit(PlayerLeft(now, seat.player, seat.index))
-                    seat.player = None
-                    seat.free_at = now + settings.arrival_gap.sample(seat.stream)
+                    seat.free_at = -1.0
+                    append((at, index, n, None, 0.0))  # leaves right after its own last bet
+            if plan:
+                plan.sort()
+                process(self._send(signal.round, plan))
+
+    def _send(self, round_no: int, plan: list[tuple[float, int, int, tuple[Any, int] | None, float]]) -> Proc:
+        """Play one round's plan in time order: send each bet (lost if its player's link is down) and let each
+        leaving player go right after their own last bet."""
+        env, emit, seats = self.table.env, self.table.emit, self.seats
+        timeout = env.timeout
+        now = env.now
+        for at, index, _, choice, delay in plan:
+            if at > now:
+                yield timeout(at - now)
+                now = at
+            seat = seats[index]
+            player = seat.player
+            if player is None:
+                continue
+            if choice is None:
+                emit(PlayerLeft(at, player, index))
+                seat.player = None
+                seat.free_at = at + self.settings.arrival_gap.sample(seat.stream)
+            elif seat.link_up:
+                seat.bets = n = seat.bets + 1
+                emit(BetSent(at, round_no, player, f"{player}-{n}", choice[0], choice[1], at + delay))
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""

@@ -59,6 +59,12 @@ class Stream:
             self._normals.extend(reversed(self._gen.standard_normal(_BLOCK).tolist()))
             return self._normals.pop()
 
+    def block(self, n: int) -> list[float]:
+        """``n`` uniforms in [0, 1) straight from the generator, bypassing the scalar buffer. A stream is used
+        either in blocks or through the scalar methods, never both, so each use stays reproducible on its own."""
+        values: list[float] = self._gen.random(n).tolist()
+        return values
+
     def exponential(self, mean: float) -> float:
         """An exponential variate with the given mean (inverse transform of one uniform)."""
         return -mean * math.log(1.0 - self.random())

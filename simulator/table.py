@@ -51,7 +51,8 @@ class RoundBook:
     round: int
     plan: RoundPlan
     opened_at: float
-    done: simpy.Event
+    done: simpy.Event  # the table's verdict is in (RoundEnded emitted)
+    cleared: simpy.Event  # the dealer has finished with the round and is free for the next
     shakes: int = 0
     reshakes: int = 0
     ended: bool = False
@@ -110,7 +111,7 @@ class Table:
         if book is not None and book.round == round_no:
             return book
         plan = self.incidents.round_plan(round_no)
-        book = self.current = RoundBook(round_no, plan, self.env.now, self.env.event())
+        book = self.current = RoundBook(round_no, plan, self.env.now, self.env.event(), self.env.event())
         if plan.problem is not None:
             self.env.process(self._problem(book, plan.problem))
         return book
@@ -255,6 +256,6 @@ class FixedScheduleController:
             if not book.ended:
                 lamp.set(LampState.BETTING_CLOSED, round_no)
                 emit(BettingClosed(env.now, round_no))
-                yield book.done
+            yield book.cleared  # the next round opens only when the dealer is free
             lamp.set(LampState.OFF, round_no)
             yield env.timeout(settings.round_gap)
