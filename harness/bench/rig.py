@@ -79,6 +79,7 @@ class Rig:
     opening: dict[str, int]
     workdir: Path
     driver: OrdinalLampDriver
+    lines: dict[Source, Transport]
     actions: list[Action] = field(default_factory=list)
     sent: list[SentBet] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
@@ -104,6 +105,7 @@ class Rig:
         recorder = TraceRecorder(clock=lambda: float(env.now))
         profile = load_profile(bench.profile)
         device_ends, server_ends = _wire(bench, workdir)
+        lines = dict(device_ends)
         if bench.reader_latency_s > 0:  # the camera needs time to read the tokens once the bowl is off
             device_ends[Source.READER] = FaultyTransport(
                 device_ends[Source.READER],
@@ -127,7 +129,7 @@ class Rig:
         emulated.driver = driver
         options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}
         adapter = load_adapter(bench.server.adapter, options)
-        rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, _tmp=tmp)
+        rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
             devices=server_ends,
@@ -194,18 +196,40 @@ class Rig:
         if action == "cancel" and current:
             self.cancelled.append(current)
 
-    def open_round(self) -> str:
-        """Ask the server to open a round and wait until the table's lamp shows it open; returns its id."""
-        before = len(self.driver.rounds)
+    def open_round(self, table_sees: bool = True) -> str:
+        """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
+        table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError."""
+        known = {e.round_id for e in self.adapter.round_events() if e.kind == "opened"}
         self.supervise("open")
-        self.run_until(
-            lambda: len(self.driver.rounds) > before and self.table.lamp is not None
-            and self.table.lamp.state is LampState.BETTING_OPEN,
-            "the lamp to show betting open",
-        )
-        rid = next(r for r, n in self.driver.rounds.items() if n == before + 1)
+        found: list[str] = []
+
+        def opened() -> bool:
+            found[:] = [e.round_id for e in self.adapter.round_events() if e.kind == "opened" and e.round_id not in known]
+            return bool(found)
+
+        self.run_until(opened, "the server to open a round")
+        rid = found[0]
+        if table_sees:
+            lamp = self.table.lamp
+            assert lamp is not None
+            self.run_until(
+                lambda: rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN,
+                f"the lamp to show betting open for round {rid}",
+            )
         self.opened.append(rid)
         return rid
+
+    def unplug(self, device: str) -> None:
+        """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the
+        line cannot be unplugged."""
+        if not self.bench.faults_allowed:
+            raise ValueError(f"bench {self.bench.name} does not allow faults (faults_allowed: false)")
+        line = self.lines.get(Source(device.upper()))
+        unplug = getattr(line, "unplug", None)
+        if unplug is None:
+            raise ValueError(f"the {device} line of bench {self.bench.name} cannot be unplugged")
+        self.note("harness", "unplug", device)
+        unplug()
 
     def bet(self, player: str, bet_type: str, stake: int, *, lose_reply: bool = False) -> BetReply:
         """Send one bet now (recorded with whether the table had closed betting). Raises AdapterError only

@@ -15,6 +15,8 @@ from harness.oracle.expect import ExpectedRound, expected_bet, expected_rounds
 from simulator.events import Event
 
 RESHAKE_CLAUSE = "SH-2/SH-3"
+NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
+_REFUNDED = ("void", "cancelled")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,9 @@ def judge(obs: Observation) -> Verdict:
     cancelled = [obs.rounds[r] for r in obs.supervisor_cancelled if r in obs.rounds]
     by_sim = expected_rounds(obs.truth, cancelled)
     expected = {rid: by_sim[sim] for rid, sim in obs.rounds.items() if sim in by_sim}
+    for event in obs.server_events:  # opened by the server, never seen by the table: the game never started
+        if event.kind == "opened" and event.round_id not in obs.rounds:
+            expected[event.round_id] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
     diffs: list[Difference] = []
     diffs += _check_rounds(obs, expected)
     bets = 0
@@ -109,6 +114,10 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
         if end is None:
             out.append(Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported"))
             continue
+        if exp.status == NOT_STARTED:
+            if end.kind not in _REFUNDED:
+                out.append(Difference(rid, "", exp.clause, "round status", "void or cancelled", _describe_event(end)))
+            continue
         if end.kind != exp.status:
             out.append(Difference(rid, "", exp.clause, "round status", _describe(exp), _describe_event(end)))
             continue
@@ -117,7 +126,7 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
             out.append(Difference(rid, "", clause, "outcome", exp.faces, end.faces))
         elif exp.status != "settled" and end.clause != exp.clause:
             out.append(Difference(rid, "", exp.clause, "clause", exp.clause, end.clause or "(none)"))
-        if reshakes.get(rid, 0) != exp.reshakes:
+        if exp.status == "settled" and reshakes.get(rid, 0) != exp.reshakes:
             got = str(reshakes.get(rid, 0))
             out.append(Difference(rid, "", RESHAKE_CLAUSE, "re-shakes", str(exp.reshakes), got))
     return out
@@ -138,6 +147,8 @@ def _check_bets(rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRou
                 )
             )
         status = exp_round.status if exp_round is not None else "in_progress"
+        if status == NOT_STARTED and row.round_status in _REFUNDED:
+            continue
         if row.round_status != status:
             clause = exp_round.clause if exp_round is not None else "DC-3"
             out.append(Difference(row.round_id, row.bet_id, clause, "round status in the bet record", status, row.round_status))
