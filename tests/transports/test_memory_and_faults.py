@@ -6,8 +6,10 @@ import random
 import threading
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from harness.protocol.codec import ErrorReason, FrameDecoder, FrameError
+from harness.protocol.codec import ErrorReason, FrameDecoder, FrameError, encode
 from harness.transports.base import TransportClosed
 from harness.transports.faults import Fault, FaultRates, FaultyTransport
 from harness.transports.memory import MemoryEnd, memory_pipe
@@ -144,3 +146,33 @@ def test_unplug_through_the_fault_wrapper_pulls_the_inner_cable() -> None:
     assert t.connected and srv.connected
     assert t.tick(5.0) is None
     assert srv.read() == b""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(0, 2**32),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.floats(0, 1),
+    st.floats(0, 1),
+)
+def test_faults_never_invent_a_frame_and_only_flips_corrupt_one(
+    seed: int, flip: float, drop: float, dup: float, reorder: float, slice_: float
+) -> None:
+    t, clock, srv = faulty()
+    t.lanes["tx"].rates = FaultRates(flip=flip, drop=drop, duplicate=dup, reorder=reorder, slice=slice_)
+    t.lanes["tx"].rng = random.Random(seed)
+    sent = [A, B, C] * 5
+    for frame in sent:
+        t.write(frame)
+    while (due := t.tick(clock.now)) is not None:
+        clock.now = due
+    decoder = FrameDecoder()
+    out = decoder.feed(srv.read())
+    good = [encode(f) for f in out if not isinstance(f, FrameError)]
+    assert all(g in (A, B, C) for g in good)
+    errors = [e for e in out if isinstance(e, FrameError)]
+    if flip == 0.0:
+        assert errors == []
+    assert len(good) <= 2 * len(sent)
