@@ -1,0 +1,477 @@
+"""Run one fault schedule against one bench: play rounds with players betting, fire each fault when its round
+and phase (or time) comes, heal it after its duration, record the history, heal everything (always), take
+the final read and run the checkers.
+
+Phases of a round, in order, as the bench sees them: ``betting_open`` (the server's lamp opened the round),
+``shaking`` (the dealer started shaking), ``betting_closed`` (the server published the close), ``reveal``
+(the bowl is lifted), ``settling`` (the tokens are read: the result is on its way to the server).
+
+Safety: :func:`run_schedule` refuses a bench whose file does not say ``faults_allowed: true`` (production or
+shared targets must never be faulted). Rollbacks (heal links, replug ports, restart the server) run in a
+``finally``, also when the run aborts (steady-state probes failing ``abort_after_failed_probes`` times in a
+row) or fails.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, replace
+from typing import Any
+
+import simpy
+
+from harness.adapters.base import AdapterError
+from harness.bench.config import Bench
+from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
+from harness.faults.checkers import CheckReport, check_all
+from harness.faults.history import FinalRead, History, Op, history_hash
+from harness.faults.links import PlayerLinks
+from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault, Schedule, plan
+from harness.faults.servers import Faultable, faultable_adapter_path
+from harness.oracle.expect import ExpectedRound, expected_rounds
+from harness.transports.faults import FaultRates
+from simulator.bets import BetType
+from simulator.events import BowlLifted, Revealed, ShakeStarted
+
+BET_TYPES = tuple(BetType)
+_TABLE_STEP = {
+    "table_standing": "standing",
+    "table_overlap": "overlap",
+    "table_touch": "touch",
+    "table_early_lift": "early_lift",
+    "table_no_shake": "forget_shake",
+}
+_TRUTH_PHASE = {ShakeStarted: "shaking", BowlLifted: "reveal", Revealed: "settling"}
+
+
+class InjectionRefused(Exception):
+    """The bench or schedule may not be used for fault injection; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Everything one run produced. ``aborted`` is empty when the run played every round."""
+
+    seed: int
+    schedule_digest: str
+    faults: tuple[Fault, ...]
+    history: tuple[Op, ...]
+    final: FinalRead | None
+    report: CheckReport
+    history_hash: str
+    rounds_played: int
+    aborted: str = ""
+
+    @property
+    def passed(self) -> bool:
+        """No checker found a violation (an aborted run may still pass: nothing it did was lost or wrong)."""
+        return self.report.passed
+
+
+def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
+    """The simulator script steps (``simulator.script``) that make the planned table incidents happen."""
+    steps: list[dict[str, Any]] = []
+    for f in faults:
+        if f.kind == "table_drop":
+            steps.append({"round": f.at.round, "drop": f.item})
+        elif f.kind == "table_standing":
+            steps.append({"round": f.at.round, "standing": [f.token]})
+        elif f.kind in _TABLE_STEP:
+            steps.append({"round": f.at.round, _TABLE_STEP[f.kind]: True})
+    return steps
+
+
+def prepare_bench(bench: Bench, seed: int, adapter: str | None = None) -> Bench:
+    """The bench with the faultable adapter (or ``adapter``) and the fault seed in its options.
+
+    Raises:
+        InjectionRefused: the bench is not marked ``faults_allowed: true``.
+    """
+    if not bench.faults_allowed:
+        raise InjectionRefused(
+            f"bench {bench.name!r} ({bench.path.name}) is not marked as a fault-injection target: set "
+            "faults_allowed: true only on a non-production bench"
+        )
+    path = adapter or faultable_adapter_path(bench.server.adapter)
+    server = replace(bench.server, adapter=path, options={**bench.server.options, "fault_seed": seed})
+    return replace(bench, server=server)
+
+
+def run_schedule(
+    bench: Bench,
+    schedule: Schedule,
+    seed: int | None = None,
+    *,
+    adapter: str | None = None,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> RunResult:
+    """Run ``schedule`` with ``seed`` (default: the schedule's) on ``bench``; never leaves anything running.
+
+    Raises:
+        InjectionRefused: the bench is not a fault target, or the plan needs a fault the bench cannot apply.
+        AdapterError / BenchError: the bench could not be built (nothing is left running).
+    """
+    root = schedule.seed if seed is None else seed
+    faults = plan(schedule, root)
+    prepared = prepare_bench(bench, root, adapter)
+    players = {p: schedule.balance for p in schedule.player_ids}
+    rig = Rig.build(prepared, players, script=table_script(faults), crowd=0, seed=root)
+    try:
+        run = _Run(rig, schedule, root, faults, progress)
+        return run.execute()
+    finally:
+        rig.close()
+
+
+class _Run:
+    def __init__(
+        self,
+        rig: Rig,
+        schedule: Schedule,
+        seed: int,
+        faults: tuple[Fault, ...],
+        progress: Callable[[int, int, str], None] | None,
+    ) -> None:
+        self.rig = rig
+        self.env: simpy.Environment = rig.env
+        self.schedule = schedule
+        self.seed = seed
+        self.faults = faults
+        self.progress = progress
+        self.history = History()
+        adapter = rig.adapter
+        self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
+        self._check_supported()
+        self.links = PlayerLinks(schedule.player_ids)
+        self.rngs = {p: random.Random(f"{seed}/player/{p}") for p in schedule.player_ids}
+        self.connected: set[str] = set()
+        self.pending = list(range(len(faults)))  # faults not fired yet
+        self.active: list[tuple[float, Fault]] = []  # (heal at, fault)
+        self.round_no = 0
+        self.rid = ""
+        self.phases: set[str] = set()
+        self.truth_seen = 0
+        self.truth_phases: dict[int, set[str]] = {}
+        self.events_seen = 0
+        self.closed_seen: set[str] = set()
+        self.ended: set[str] = set()
+        self.bet_counter = 0
+        self.failed_probes = 0
+        self.aborted = ""
+        self.t0 = float(self.env.now)
+        self.slice = SLICE_REAL if rig.bench.realtime else SLICE_VIRTUAL
+
+    def _check_supported(self) -> None:
+        for f in self.faults:
+            if f.kind == "server_kill" and self.control is None:
+                raise InjectionRefused(f"{f.describe()}: the bench's adapter cannot kill and restart its server")
+            if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
+                raise InjectionRefused(f"{f.describe()}: serial faults are not available on bench {self.rig.bench.name!r}")
+
+    # ------------------------------------------------------------------ the run
+    def execute(self) -> RunResult:
+        played = 0
+        final: FinalRead | None = None
+        try:
+            for p in self.schedule.player_ids:
+                self._connect(p)
+            self.env.process(self._watch())
+            self._probe("before")
+            for r in range(1, self.schedule.rounds + 1):
+                if self.aborted:
+                    break
+                self._play_round(r)
+                played = r
+                self._probe(f"after round {r}")
+                if self.progress is not None:
+                    self.progress(r, self.schedule.rounds, self.aborted)
+        except (AdapterError, BenchTimeout) as exc:
+            self.aborted = f"error: {exc}"
+        finally:
+            self._rollback()
+        try:
+            self._finish_rounds()
+            final = self._final_read()
+        except (AdapterError, BenchTimeout) as exc:
+            self.aborted = self.aborted or f"final read failed: {exc}"
+        report = check_all(self.history.ops, final, self._expected()) if final is not None else CheckReport(())
+        ops = tuple(self.history.ops)
+        return RunResult(
+            seed=self.seed,
+            schedule_digest=self.schedule.digest(),
+            faults=self.faults,
+            history=ops,
+            final=final,
+            report=report,
+            history_hash=history_hash(ops, final),
+            rounds_played=played,
+            aborted=self.aborted,
+        )
+
+    @property
+    def now(self) -> float:
+        return float(self.env.now)
+
+    def _up(self) -> bool:
+        return self.control is None or self.control.server_up
+
+    def _play_round(self, r: int) -> None:
+        rid = self._open_round()
+        if not rid:
+            return
+        self.round_no, self.rid, self.phases = r, rid, {"betting_open"}
+        self._fire_due()
+        for p in self.schedule.player_ids:
+            self.env.process(self._player_bets(p))
+        self._wait_end(rid)
+
+    def _open_round(self) -> str:
+        deadline = self.now + self.rig.bench.timing.step_timeout_s
+        while self.now < deadline:
+            if self._up():
+                try:
+                    return self.rig.open_round()
+                except AdapterError:
+                    pass
+                except BenchTimeout as exc:  # the server opened it but the table never saw the lamp open
+                    self.history.add(self.now, "bench", "info", "stuck", detail=str(exc))
+                    break
+            self.env.run(until=self.now + 10 * self.slice)
+        self._probe("open round", ok=False)
+        return ""
+
+    def _wait_end(self, rid: str) -> None:
+        limit = self.rig.bench.timing.step_timeout_s
+        deadline = self.now + limit
+        while rid not in self.ended and self.now < deadline:
+            self.env.run(until=self.now + self.slice)
+        if rid not in self.ended:
+            self._supervisor_cancel(rid)
+        # let the table clear the round too (bounded)
+        sim = self.rig.driver.rounds.get(rid)
+        end = self.now + 0.5
+        while self.now < end and sim is not None and "ended" not in self.truth_phases.get(sim, set()):
+            self.env.run(until=self.now + self.slice)
+
+    def _supervisor_cancel(self, rid: str) -> None:
+        self.history.add(self.now, "bench", "info", "cancel", round_id=rid, detail="round did not end in time")
+        try:
+            if self._up():
+                self.rig.supervise("cancel", "fault injection: round did not end")
+        except AdapterError as exc:
+            self.history.add(self.now, "bench", "info", "cancel", round_id=rid, detail=f"refused: {exc.code}")
+        deadline = self.now + 2.0
+        while rid not in self.ended and self.now < deadline:
+            self.env.run(until=self.now + self.slice)
+
+    # ------------------------------------------------------------------ players
+    def _connect(self, player: str) -> None:
+        if player in self.connected or self.links.down(player):
+            return
+        try:
+            self.rig.adapter.connect(player)
+        except AdapterError as exc:
+            self.history.add(self.now, player, "fail", "connect", detail=exc.code)
+            return
+        self.connected.add(player)
+
+    def _player_bets(self, player: str) -> Generator[simpy.Event, Any, None]:
+        rng = self.rngs[player]
+        window = self.rig.bench.timing.betting_s * 0.9
+        offsets = sorted(rng.uniform(0.0, window) for _ in range(self.schedule.bets_per_round))
+        start = self.now
+        for offset in offsets:
+            yield self.env.timeout(max(start + offset - self.now, 0.0))
+            yield from self._bet(player, rng)
+
+    def _bet(self, player: str, rng: random.Random) -> Generator[simpy.Event, Any, None]:
+        self.bet_counter += 1
+        cid = f"{player}-{self.bet_counter}"
+        bet_type, stake = str(rng.choice(BET_TYPES)), rng.choice(self.schedule.stakes)
+        fields: dict[str, Any] = {"client_bet_id": cid, "bet_type": bet_type, "stake": stake}
+        self.history.add(self.now, player, "invoke", "bet", **fields)
+        route = self.links.route(player)
+        if route.mode == "down":
+            self.history.add(self.now, player, "fail", "bet", detail="disconnected: not sent", **fields)
+            return
+        if route.delay > 0:
+            yield self.env.timeout(route.delay)
+        if route.mode == "blackhole":
+            self.history.add(self.now, player, "unknown", "bet", detail="blackhole: no reply", **fields)
+            return
+        self._connect(player)
+        try:
+            reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=route.mode == "reset")
+        except AdapterError as exc:
+            self.history.add(self.now, player, "unknown", "bet", detail=exc.code, **fields)
+            if exc.code == "not_connected":
+                self.connected.discard(player)
+            return
+        if route.mode == "reset":
+            self.connected.discard(player)
+            self.history.add(self.now, player, "unknown", "bet", detail="connection reset before the reply", **fields)
+        elif reply.accepted:
+            self.history.add(self.now, player, "ok", "bet", round_id=reply.round_id, bet_id=reply.bet_id, **fields)
+        else:
+            self.history.add(self.now, player, "fail", "bet", detail=reply.code, **fields)
+
+    # ------------------------------------------------------------------ watching phases, firing and healing
+    def _watch(self) -> Generator[simpy.Event, Any, None]:
+        while True:
+            self._observe()
+            self._fire_due()
+            self._heal_due()
+            yield self.env.timeout(self.slice)
+
+    def _observe(self) -> None:
+        truth = self.rig.truth
+        for event in truth[self.truth_seen :]:
+            phase = _TRUTH_PHASE.get(type(event))
+            rnd = getattr(event, "round", None)
+            if isinstance(rnd, int):
+                seen = self.truth_phases.setdefault(rnd, set())
+                if phase is not None:
+                    seen.add(phase)
+                if event.kind == "round_ended":
+                    seen.add("ended")
+        self.truth_seen = len(truth)
+        if self._up():
+            try:
+                events = self.rig.adapter.round_events()
+            except AdapterError:
+                events = []
+            for e in events[self.events_seen :]:
+                if e.kind == "closed" and e.round_id not in self.closed_seen:
+                    self.closed_seen.add(e.round_id)
+                    self.history.add(self.now, "bench", "info", "closed", round_id=e.round_id)
+                elif e.ends_round and e.round_id not in self.ended:
+                    self.ended.add(e.round_id)
+                    self.history.add(self.now, "bench", "info", "ended", round_id=e.round_id, detail=e.kind)
+            self.events_seen = max(self.events_seen, len(events))
+        if self.rid:
+            sim = self.rig.driver.rounds.get(self.rid)
+            self.phases |= self.truth_phases.get(sim, set()) if sim is not None else set()
+            if self.rid in self.closed_seen:
+                self.phases.add("betting_closed")
+
+    def _due(self, f: Fault) -> bool:
+        if f.at.time is not None:
+            return self.now - self.t0 >= f.at.time
+        return f.at.round == self.round_no and f.at.phase in self.phases
+
+    def _fire_due(self) -> None:
+        if self.aborted:
+            return
+        for i in list(self.pending):
+            f = self.faults[i]
+            if f.at.time is None and f.at.round < self.round_no:
+                self.pending.remove(i)  # its round ended before reaching that phase
+                self.history.add(self.now, "bench", "info", "skipped", detail=f.describe())
+            elif self._due(f):
+                self.pending.remove(i)
+                self._fire(f)
+
+    def _fire(self, f: Fault) -> None:
+        self.history.add(self.now, "bench", "info", "fault", detail=f.describe())
+        if f.kind in TABLE_KINDS:
+            return  # applied by the table's script
+        self.active.append((self.now + f.duration, f))
+        if f.kind == "server_kill":
+            assert self.control is not None
+            self.control.kill_server()
+            self.connected.clear()
+        elif f.kind.startswith("player_"):
+            self.links.apply(f)
+            if f.kind == "player_disconnect":
+                for p in self.schedule.player_ids if f.target == "all" else (f.target,):
+                    self.rig.adapter.disconnect(p)
+                    self.connected.discard(p)
+        else:
+            self._apply_serial(f.target)
+
+    def _heal_due(self) -> None:
+        for item in [a for a in self.active if a[0] <= self.now]:
+            self.active.remove(item)
+            self._heal(item[1])
+
+    def _heal(self, f: Fault) -> None:
+        self.history.add(self.now, "bench", "info", "heal", detail=f.describe())
+        if f.kind == "server_kill":
+            if not any(a[1].kind == "server_kill" for a in self.active):
+                assert self.control is not None
+                self.control.restart_server()
+                for p in self.schedule.player_ids:
+                    self._connect(p)
+        elif f.kind.startswith("player_"):
+            for p in self.links.heal(f):
+                self._connect(p)
+        else:
+            self._apply_serial(f.target)
+
+    def _apply_serial(self, device: str) -> None:
+        """Set the device line's fault rates and plug state from the serial faults active on it now."""
+        assert self.control is not None
+        port = self.control.serial_port(device)
+        assert port is not None
+        on = [f for _, f in self.active if f.kind in SERIAL_KINDS and f.target == device]
+        kinds = {f.kind: f for f in on}
+        rates = FaultRates(
+            flip=max((f.rate for f in on if f.kind == "serial_flip"), default=0.0),
+            drop=max((f.rate for f in on if f.kind == "serial_drop"), default=0.0),
+            duplicate=max((f.rate for f in on if f.kind == "serial_duplicate"), default=0.0),
+            reorder=max((f.rate for f in on if f.kind == "serial_reorder"), default=0.0),
+            latency=max((f.delay for f in on if f.kind == "serial_latency"), default=0.0),
+        )
+        for lane in port.lanes.values():
+            lane.rates = rates
+        if "serial_unplug" in kinds and port.connected:
+            port.unplug()
+        elif "serial_unplug" not in kinds and not port.connected:
+            port.replug()
+
+    # ------------------------------------------------------------------ probes, rollback, final read
+    def _probe(self, when: str, ok: bool | None = None) -> None:
+        if ok is None:
+            try:
+                ok = self._up() and self.rig.adapter.balance(self.schedule.player_ids[0]) >= 0
+            except AdapterError:
+                ok = False
+        self.history.add(self.now, "bench", "ok" if ok else "fail", "probe", detail=when)
+        self.failed_probes = 0 if ok else self.failed_probes + 1
+        if self.failed_probes >= self.schedule.abort_after_failed_probes and not self.aborted:
+            self.aborted = f"abort: {self.failed_probes} steady-state probes failed in a row (last: {when})"
+
+    def _rollback(self) -> None:
+        """Heal every active fault and restore the server; runs on every path out of the run."""
+        self.pending.clear()
+        for _, f in sorted(self.active, key=lambda a: a[0]):
+            self.active.remove((_, f))
+            self._heal(f)
+        self.links.heal_all()
+        if self.control is not None and not self.control.server_up:
+            self.control.restart_server()
+        for p in self.schedule.player_ids:
+            self._connect(p)
+        self._probe("after heal")
+
+    def _finish_rounds(self) -> None:
+        for rid in self.rig.opened:
+            if rid not in self.ended:
+                self._wait_end(rid)
+
+    def _final_read(self) -> FinalRead:
+        adapter = self.rig.adapter
+        pids = self.schedule.player_ids
+        return FinalRead(
+            records={p: tuple(adapter.bet_record(p)) for p in pids},
+            balances={p: adapter.balance(p) for p in pids},
+            events=tuple(adapter.round_events()),
+            opening={p: self.schedule.balance for p in pids},
+        )
+
+    def _expected(self) -> dict[str, ExpectedRound]:
+        rounds = self.rig.driver.rounds
+        cancelled = [rounds[r] for r in self.rig.cancelled if r in rounds]
+        by_sim = expected_rounds(self.rig.truth, cancelled)
+        return {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}

@@ -1,0 +1,398 @@
+"""Fault schedules (``fixtures/faults/*.yaml``): what to break, when, for how long; validated field by field.
+
+A schedule names a seed, the run's shape (rounds, players, bets), the targets faults may touch, explicit faults
+triggered by round and phase or by bench time, and random faults drawn at a rate from a per-seed subset of
+kinds. :func:`plan` expands it, for one seed, into the concrete list of :class:`Fault` a run applies: the same
+seed and schedule always give the same plan. Every error is a :class:`ScheduleError` naming the file and the
+dotted field, e.g. ``chaos.yaml: faults[2].at.phase: must be one of betting_open, ...; got 'open'``.
+See ``docs/faults.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PHASES = ("betting_open", "shaking", "betting_closed", "reveal", "settling")
+DEVICES = ("bowl", "shaker", "reader", "lamp", "console")
+SERIAL_KINDS = ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder", "serial_latency", "serial_unplug")
+PLAYER_KINDS = ("player_disconnect", "player_latency", "player_blackhole", "player_reset")
+SERVER_KINDS = ("server_kill",)
+TABLE_KINDS = ("table_drop", "table_standing", "table_overlap", "table_touch", "table_early_lift", "table_no_shake")
+KINDS = SERIAL_KINDS + PLAYER_KINDS + SERVER_KINDS + TABLE_KINDS
+DROP_ITEMS = ("bowl", "plate", "token")
+STAKES = (100, 200, 500, 1000)
+
+# Which optional fields each kind takes (besides kind, at, target, duration).
+_PARAMS: dict[str, tuple[str, ...]] = {
+    **{k: ("rate",) for k in ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder")},
+    "serial_latency": ("delay",),
+    "player_latency": ("delay",),
+    "table_drop": ("item",),
+    "table_standing": ("token",),
+}
+_FAULT_KEYS = ("kind", "at", "target", "duration", "rate", "delay", "item", "token")
+_TOP = ("seed", "rounds", "players", "balance", "bets_per_round", "stakes", "targets", "faults", "random",
+        "probes", "description")  # fmt: skip
+
+
+class ScheduleError(ValueError):
+    """A schedule that cannot be used; the message names the file and the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Trigger:
+    """When a fault starts: on entering ``phase`` of round ``round`` (1-based, in the order rounds open), or at
+    ``time`` bench seconds after the run starts. Exactly one of the two forms is set."""
+
+    round: int = 0
+    phase: str = "betting_open"
+    time: float | None = None
+
+    def to_data(self) -> dict[str, Any]:
+        return {"time": self.time} if self.time is not None else {"round": self.round, "phase": self.phase}
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One concrete fault: ``kind``, what it hits (a device, a player id or ``all``, ``server``, ``table``),
+    when it starts, how long it lasts (seconds; 0 for table incidents) and its parameters."""
+
+    kind: str
+    at: Trigger
+    target: str
+    duration: float = 0.0
+    rate: float = 0.0
+    delay: float = 0.0
+    item: str = ""
+    token: int = 0
+
+    def to_data(self) -> dict[str, Any]:
+        """The YAML mapping that :func:`parse_schedule` reads back as this fault."""
+        out: dict[str, Any] = {"kind": self.kind, "at": self.at.to_data()}
+        if self.kind not in SERVER_KINDS and self.kind not in TABLE_KINDS:
+            out["target"] = self.target
+        if self.kind not in TABLE_KINDS:
+            out["duration"] = self.duration
+        for name in _PARAMS.get(self.kind, ()):
+            out[name] = getattr(self, name)
+        return out
+
+    def describe(self) -> str:
+        when = f"t={self.at.time:g}s" if self.at.time is not None else f"round {self.at.round} {self.at.phase}"
+        return f"{self.kind}({self.target}) at {when}" + (f" for {self.duration:g}s" if self.duration else "")
+
+
+@dataclass(frozen=True, slots=True)
+class RandomFaults:
+    """``rate`` faults per round on average, of ``enabled`` kinds drawn per seed from ``kinds``."""
+
+    rate: float
+    kinds: tuple[str, ...]
+    enabled: int
+    max_duration: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Targets:
+    devices: tuple[str, ...] = DEVICES
+    players: bool = True
+    server: bool = True
+    table: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    seed: int
+    rounds: int
+    players: int
+    balance: int
+    bets_per_round: int
+    stakes: tuple[int, ...]
+    targets: Targets
+    faults: tuple[Fault, ...]
+    random: RandomFaults | None = None
+    abort_after_failed_probes: int = 3
+    source: str = "schedule"
+    text: str = field(default="", compare=False)
+
+    @property
+    def player_ids(self) -> tuple[str, ...]:
+        return tuple(f"p{i + 1}" for i in range(self.players))
+
+    def to_data(self) -> dict[str, Any]:
+        """A YAML-ready mapping that :func:`parse_schedule` reads back as this schedule."""
+        out: dict[str, Any] = {
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "players": self.players,
+            "balance": self.balance,
+            "bets_per_round": self.bets_per_round,
+            "stakes": list(self.stakes),
+            "targets": {
+                "devices": list(self.targets.devices),
+                "players": self.targets.players,
+                "server": self.targets.server,
+                "table": self.targets.table,
+            },
+            "faults": [f.to_data() for f in self.faults],
+            "probes": {"abort_after_failed_probes": self.abort_after_failed_probes},
+        }
+        if self.random is not None:
+            out["random"] = {
+                "rate": self.random.rate,
+                "kinds": list(self.random.kinds),
+                "enabled": self.random.enabled,
+                "max_duration": self.random.max_duration,
+            }
+        return out
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_data(), sort_keys=False)
+
+    def digest(self) -> str:
+        """SHA-256 of the schedule's canonical YAML (independent of comments and key order in the file)."""
+        return hashlib.sha256(self.to_yaml().encode()).hexdigest()
+
+
+class _Check:
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, allowed: str, got: object) -> ScheduleError:
+        return ScheduleError(f"{self.source}: {where}: {allowed}; got {got!r}")
+
+    def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where or "(top level)", "must be a mapping", value)
+        unknown = sorted(set(value) - set(keys), key=str)
+        if unknown:
+            raise self.fail(f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0])
+        return value
+
+    def whole(self, value: object, where: str, low: int, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(where, f"must be a whole number in [{low}, {high}]", value)
+        return value
+
+    def number(self, value: object, where: str, low: float, high: float) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise self.fail(where, f"must be a number in [{low:g}, {high:g}]", value)
+        return float(value)
+
+    def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:
+        if value not in allowed:
+            raise self.fail(where, f"must be one of {', '.join(allowed)}", value)
+        return str(value)
+
+    def flag(self, value: object, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, "must be true or false", value)
+        return value
+
+
+def parse_schedule(raw: object, source: str = "schedule", text: str = "") -> Schedule:
+    """Validate a parsed schedule document.
+
+    Raises:
+        ScheduleError: a missing, unknown or out-of-range field, or a fault against a target the schedule does
+            not declare; the message names the field and the allowed values.
+    """
+    c = _Check(source)
+    top = c.mapping(raw, "", _TOP)
+    players = c.whole(top.get("players", 2), "players", 1, 100)
+    targets = _targets(c, top.get("targets", {}))
+    stakes_raw = top.get("stakes", list(STAKES))
+    if not isinstance(stakes_raw, list) or not stakes_raw:
+        raise c.fail("stakes", "must be a non-empty list of stakes (minor units, multiples of 50)", stakes_raw)
+    stakes = tuple(c.whole(s, f"stakes[{i}]", 50, 10**9) for i, s in enumerate(stakes_raw))
+    for i, s in enumerate(stakes):
+        if s % 50:
+            raise c.fail(f"stakes[{i}]", "must be a whole multiple of 50 minor units", s)
+    rounds = c.whole(top.get("rounds", 10), "rounds", 1, 100_000)
+    faults_raw = top.get("faults", [])
+    if not isinstance(faults_raw, list):
+        raise c.fail("faults", "must be a list of faults", faults_raw)
+    pids = tuple(f"p{i + 1}" for i in range(players))
+    faults = tuple(_fault(c, f, f"faults[{i}]", targets, pids) for i, f in enumerate(faults_raw))
+    rnd = None if top.get("random") is None else _random(c, top["random"], targets)
+    probes = c.mapping(top.get("probes", {}), "probes", ("abort_after_failed_probes",))
+    return Schedule(
+        seed=c.whole(top.get("seed", 1), "seed", 0, 2**63 - 1),
+        rounds=rounds,
+        players=players,
+        balance=c.whole(top.get("balance", 100_000), "balance", 0, 10**12),
+        bets_per_round=c.whole(top.get("bets_per_round", 1), "bets_per_round", 0, 20),
+        stakes=stakes,
+        targets=targets,
+        faults=faults,
+        random=rnd,
+        abort_after_failed_probes=c.whole(probes.get("abort_after_failed_probes", 3), "probes.abort_after_failed_probes", 1, 10**6),
+        source=source,
+        text=text,
+    )
+
+
+def _targets(c: _Check, raw: object) -> Targets:
+    t = c.mapping(raw, "targets", ("devices", "players", "server", "table"))
+    devices = t.get("devices", list(DEVICES))
+    if not isinstance(devices, list):
+        raise c.fail("targets.devices", f"must be a list of device names ({', '.join(DEVICES)})", devices)
+    return Targets(
+        devices=tuple(c.choice(d, f"targets.devices[{i}]", DEVICES) for i, d in enumerate(devices)),
+        players=c.flag(t.get("players", True), "targets.players"),
+        server=c.flag(t.get("server", True), "targets.server"),
+        table=c.flag(t.get("table", True), "targets.table"),
+    )
+
+
+def _allowed(c: _Check, kind: str, where: str, targets: Targets) -> None:
+    for kinds, ok, name in (
+        (PLAYER_KINDS, targets.players, "players"),
+        (SERVER_KINDS, targets.server, "server"),
+        (TABLE_KINDS, targets.table, "table"),
+    ):
+        if kind in kinds and not ok:
+            raise c.fail(where, f"targets.{name} is false: this schedule may not inject {kind}", kind)
+
+
+def _fault(c: _Check, raw: object, where: str, targets: Targets, pids: tuple[str, ...]) -> Fault:
+    f = c.mapping(raw, where, _FAULT_KEYS)
+    kind = c.choice(f.get("kind"), f"{where}.kind", KINDS)
+    _allowed(c, kind, f"{where}.kind", targets)
+    for key in ("rate", "delay", "item", "token"):
+        if key in f and key not in _PARAMS.get(kind, ()):
+            raise c.fail(f"{where}.{key}", f"not a parameter of {kind}", f[key])
+    if "at" not in f:
+        raise c.fail(f"{where}.at", "missing (required): {round: N, phase: P} or {time: SECONDS}", None)
+    at = c.mapping(f["at"], f"{where}.at", ("round", "phase", "time"))
+    if "time" in at:
+        if "round" in at or "phase" in at:
+            raise c.fail(f"{where}.at", "either time, or round and phase, not both", at)
+        if kind in TABLE_KINDS:
+            raise c.fail(f"{where}.at.time", "table incidents are triggered by round only", at["time"])
+        trigger = Trigger(time=c.number(at["time"], f"{where}.at.time", 0.0, 1e6))
+    else:
+        rnd = c.whole(at.get("round"), f"{where}.at.round", 1, 100_000)
+        trigger = Trigger(round=rnd, phase=c.choice(at.get("phase", "betting_open"), f"{where}.at.phase", PHASES))
+    if kind in SERIAL_KINDS:
+        target = c.choice(f.get("target"), f"{where}.target", targets.devices)
+    elif kind in PLAYER_KINDS:
+        target = c.choice(f.get("target", "all"), f"{where}.target", ("all", *pids))
+    else:
+        if "target" in f:
+            raise c.fail(f"{where}.target", f"{kind} takes no target", f["target"])
+        target = "server" if kind in SERVER_KINDS else "table"
+    if kind in TABLE_KINDS:
+        if "duration" in f:
+            raise c.fail(f"{where}.duration", "table incidents last one round and take no duration", f["duration"])
+        duration = 0.0
+    else:
+        duration = c.number(f.get("duration", 1.0), f"{where}.duration", 0.001, 3600.0)
+    return Fault(
+        kind=kind,
+        at=trigger,
+        target=target,
+        duration=duration,
+        rate=c.number(f.get("rate", 0.3), f"{where}.rate", 0.0, 1.0) if kind in SERIAL_KINDS[:4] else 0.0,
+        delay=c.number(f.get("delay", 0.2), f"{where}.delay", 0.0, 60.0) if kind.endswith("_latency") else 0.0,
+        item=c.choice(f.get("item", "plate"), f"{where}.item", DROP_ITEMS) if kind == "table_drop" else "",
+        token=c.whole(f.get("token", 0), f"{where}.token", 0, 3) if kind == "table_standing" else 0,
+    )
+
+
+def _random(c: _Check, raw: object, targets: Targets) -> RandomFaults:
+    r = c.mapping(raw, "random", ("rate", "kinds", "enabled", "max_duration"))
+    kinds_raw = r.get("kinds", list(KINDS))
+    if not isinstance(kinds_raw, list) or not kinds_raw:
+        raise c.fail("random.kinds", f"must be a non-empty list of fault kinds ({', '.join(KINDS)})", kinds_raw)
+    kinds = tuple(c.choice(k, f"random.kinds[{i}]", KINDS) for i, k in enumerate(kinds_raw))
+    for i, k in enumerate(kinds):
+        _allowed(c, k, f"random.kinds[{i}]", targets)
+    if any(k in SERIAL_KINDS for k in kinds) and not targets.devices:
+        raise c.fail("random.kinds", "serial kinds need at least one device in targets.devices", list(kinds))
+    return RandomFaults(
+        rate=c.number(r.get("rate", 0.5), "random.rate", 0.0, 20.0),
+        kinds=kinds,
+        enabled=c.whole(r.get("enabled", len(kinds)), "random.enabled", 1, len(kinds)),
+        max_duration=c.number(r.get("max_duration", 1.0), "random.max_duration", 0.01, 600.0),
+    )
+
+
+def load_schedule(path: str | Path) -> Schedule:
+    """Read and validate a schedule file.
+
+    Raises:
+        ScheduleError: unreadable file, invalid YAML, or an invalid field (named).
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScheduleError(f"cannot read schedule {path}: {exc.strerror}") from None
+    return schedule_from_text(text, p.name)
+
+
+def schedule_from_text(text: str, source: str = "schedule") -> Schedule:
+    """Parse and validate schedule YAML text. Raises ScheduleError."""
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScheduleError(f"{source}: not valid YAML: {exc}") from None
+    return parse_schedule(raw, source, text)
+
+
+def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
+    """The concrete faults of one run: the explicit ones, plus random ones drawn from ``seed`` (default: the
+    schedule's). The per-seed subset of enabled kinds, the rounds, phases, targets and durations all come from
+    one ``random.Random`` seeded with ``(seed, "faults")``, so the same seed gives the same plan. Sorted by
+    trigger (time-triggered last), stable."""
+    root = schedule.seed if seed is None else seed
+    out = list(schedule.faults)
+    rf = schedule.random
+    if rf is not None:
+        rng = random.Random(f"{root}/faults")
+        enabled = sorted(rng.sample(list(rf.kinds), rf.enabled))
+        devices = schedule.targets.devices
+        for rnd in range(1, schedule.rounds + 1):
+            count = _poisson(rng, rf.rate)
+            for _ in range(count):
+                kind = rng.choice(enabled)
+                phase = rng.choice(PHASES)
+                duration = round(rng.uniform(0.05, rf.max_duration), 3)
+                if kind in SERIAL_KINDS:
+                    target = rng.choice(devices)
+                elif kind in PLAYER_KINDS:
+                    target = rng.choice(("all", *schedule.player_ids))
+                else:
+                    target = "server" if kind in SERVER_KINDS else "table"
+                fault = Fault(kind, Trigger(rnd, phase), target, duration)
+                if kind in TABLE_KINDS:
+                    fault = replace(fault, at=Trigger(rnd, "betting_open"), duration=0.0)
+                    fault = replace(fault, item=rng.choice(DROP_ITEMS) if kind == "table_drop" else "")
+                    fault = replace(fault, token=rng.randrange(4) if kind == "table_standing" else 0)
+                elif kind.endswith("_latency"):
+                    fault = replace(fault, delay=round(rng.uniform(0.01, 0.5), 3))
+                elif kind in SERIAL_KINDS[:4]:
+                    fault = replace(fault, rate=round(rng.uniform(0.05, 0.5), 3))
+                out.append(fault)
+    order = {p: i for i, p in enumerate(PHASES)}
+    return tuple(
+        sorted(out, key=lambda f: (f.at.time is not None, f.at.time or 0.0, f.at.round, order[f.at.phase]))
+    )
+
+
+def _poisson(rng: random.Random, lam: float) -> int:
+    """A Poisson draw by inversion (small rates), from ``rng`` only."""
+    if lam <= 0:
+        return 0
+    threshold, k, p = pow(2.718281828459045, -lam), 0, rng.random()
+    while p > threshold:
+        k += 1
+        p *= rng.random()
+    return k
