@@ -71,6 +71,7 @@ def cert(bench: Bench) -> Iterator[CertContext]:
         try:
             for name, body in context.evidence().items():
                 allure.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
+                print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
         finally:
             if context.rig is not None:
                 context.rig.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pytest_bdd import parsers, when
 
 from harness.steps.context import CertContext, amount, bet_name
-from simulator.events import BettingClosed
+from simulator.events import BettingClosed, ShakeEnded
 
 
 @when(parsers.parse("round {n:d} opens"))
@@ -85,6 +85,19 @@ def betting_closes(cert: CertContext) -> None:
     rig.run_until(
         lambda: any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth), "betting to close"
     )
+
+
+@when("the dealer has finished shaking")
+def shaking_done(cert: CertContext) -> None:
+    """Wait until the dealer has completed a shake in the current round (ground truth), plus 0.1 s for the
+    shaker's report to reach the server.
+
+    Example: When the dealer has finished shaking
+    """
+    rig = cert.running()
+    sim = rig.driver.rounds.get(rig.current_round())
+    rig.run_until(lambda: any(isinstance(e, ShakeEnded) and e.round == sim for e in rig.truth), "a complete shake")
+    rig.run_for(0.1)
 
 
 @when("the round is played to the end")

@@ -1,0 +1,59 @@
+@gli:4.16
+Feature: Unexpected problems (ERR-1..ERR-3)
+  On an unexpected problem the round is paused while the supervisor is informed; resolved quickly, it resumes;
+  otherwise it is cancelled and every bet refunded. Pauses that resume come after the shake: the reference
+  server does not act on table reports while paused (docs/server.md), so a shake made during a pause would
+  count as no shake (SH-4a) after the resume; see docs/benches.md, "known findings".
+
+  Background:
+    Given player alice has a balance of 10,000
+
+  @clause:ERR-1 @clause:ERR-2
+  Scenario: The supervisor pauses the round and resumes it: the round goes on as usual
+    Given round 1 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the dealer has finished shaking
+    And the supervisor pauses the round
+    And alice tries to bet 1,000 on big
+    And 0.2 seconds pass
+    And the supervisor resumes the round
+    And the round is played to the end
+    Then alice's bet is rejected with round_paused
+    And the server settles round 1 on r r w w
+    And alice's bet on two_red returns 2,500
+    And alice's bet record shows 1 bet
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-3
+  Scenario: The supervisor pauses the round and cannot resolve it: the round is cancelled and refunded
+    When round 1 opens
+    And alice bets 1,000 on big
+    And alice bets 500 on four_red
+    And the supervisor pauses the round
+    And the supervisor cancels the round
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-2
+  Scenario: A problem at the table is resolved quickly: the round resumes and settles
+    Given round 1 lands w r w r
+    And in round 1 a problem stops the table after 0.5 s and is solved after 0.3 s
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server settles round 1 on w r w r
+    And alice's bet on two_red returns 2,500
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-3
+  Scenario: A problem at the table outlasts the pause limit: the round is cancelled and refunded
+    Given in round 1 a problem stops the table after 0.1 s and is solved after 5 s
+    When round 1 opens
+    And alice bets 1,000 on odd
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+    And the oracle finds no difference

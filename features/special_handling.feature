@@ -1,0 +1,111 @@
+Feature: Special handling at the table (SH-1..SH-5)
+  What the dealer does when the shake goes wrong, and what the server must do with the bets.
+
+  Background:
+    Given player alice has a balance of 10,000
+
+  @clause:SH-1 @gli:4.18.4
+  Scenario: Overlapping tokens are spread without turning any: the outcome is unchanged
+    Given in round 1 the tokens overlap and land r r r w
+    When round 1 opens
+    And alice bets 1,000 on three_red
+    And the round is played to the end
+    Then the server asks for 0 re-shakes in round 1
+    And the server settles round 1 on r r r w
+    And alice's bet on three_red returns 3,800
+    And the oracle finds no difference
+
+  @clause:SH-2
+  Scenario Outline: A <item> dropped during the shake: shake again, the bets stand
+    Given in round 1 the <item> drops during shake 1
+    And in round 1 shake 2 lands w w r r
+    When round 1 opens
+    And alice bets 1,000 on big
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server asks for 1 re-shake in round 1
+    And the server settles round 1 on w w r r
+    And alice's bet on big is push
+    And alice's bet on two_red returns 2,500
+    And alice's balance is 11,500
+    And the oracle finds no difference
+
+    Examples:
+      | item  |
+      | bowl  |
+      | plate |
+      | token |
+
+  @clause:SH-3
+  Scenario: A token left standing: shake again
+    Given in round 1 token 2 is left standing after shake 1
+    And in round 1 shake 2 lands r r r r
+    When round 1 opens
+    And alice bets 500 on four_red
+    And the round is played to the end
+    Then the server asks for 1 re-shake in round 1
+    And the server settles round 1 on r r r r
+    And alice's bet on four_red returns 7,500
+    And the oracle finds no difference
+
+  @clause:SH-3
+  Scenario: A token left standing twice in a row: two re-shakes, then the round settles
+    Given in round 1 token 0 is left standing after shake 1
+    And in round 1 token 3 is left standing after shake 2
+    And in round 1 shake 3 lands w w w w
+    When round 1 opens
+    And alice bets 1,000 on four_white
+    And the round is played to the end
+    Then the server asks for 2 re-shakes in round 1
+    And the server settles round 1 on w w w w
+    And alice's bet on four_white returns 15,000
+    And alice's balance is 24,000
+    And the oracle finds no difference
+
+  @clause:SH-3 @clause:ERR-1 @clause:ERR-3 @gli:4.16
+  Scenario: Tokens keep standing past the re-shake cap: the round is paused, then cancelled and refunded
+    Given in round 1 token 1 is left standing after shake 1
+    And in round 1 token 1 is left standing after shake 2
+    And in round 1 token 1 is left standing after shake 3
+    And in round 1 token 1 is left standing after shake 4
+    When round 1 opens
+    And alice bets 2,000 on even
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's bet on even is refund
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-4a
+  Scenario: The dealer forgot to shake: the round is void and every bet returned
+    Given in round 1 the dealer forgets to shake
+    When round 1 opens
+    And alice bets 1,000 on odd
+    And the round is played to the end
+    Then the server voids round 1 under SH-4a
+    And alice's bet on odd returns 1,000
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-4b @gli:C.6.4
+  Scenario: The bowl is lifted before betting ends: the round is void and every bet returned
+    Given in round 1 the bowl is lifted before betting closes
+    When round 1 opens
+    And alice bets 1,000 on small
+    And the round is played to the end
+    Then the server voids round 1 under SH-4b
+    And alice's bet on small is refund
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-5
+  Scenario: The bowl touches a token on the lift: the round is void and every bet returned
+    Given round 1 lands r r w w
+    And in round 1 the bowl touches token 1 when it is lifted
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server voids round 1 under SH-5
+    And alice's bet on two_red returns 1,000
+    And alice's balance is 10,000
+    And the oracle finds no difference
