@@ -23,6 +23,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.rtp",
     "harness.cli.audit",
     "harness.cli.devices",
+    "harness.cli.inject",
+    "harness.cli.campaign",
 )
 
 

@@ -1,0 +1,84 @@
+"""``xocdia-hil campaign``: sweep one fault schedule over many seeds and aggregate the verdicts.
+
+    xocdia-hil campaign --bench in-process --schedule fixtures/faults/chaos.yaml --seeds 1-200 --workers 2
+    xocdia-hil campaign ... --scheduler tcp://10.0.0.5:8786      # a Dask distributed cluster
+
+Prints a live progress line, then pass/fail counts, rounds/s, and each failing seed with its violations; writes
+a manifest per failing seed under ``--out`` (replay one with ``xocdia-hil inject --replay``). Exit 1 when any
+seed has a violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.bench.config import BenchError, load_bench
+from harness.cli.common import CliError, Progress, positive_int
+from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
+from harness.faults.injector import InjectionRefused, prepare_bench
+from harness.faults.manifest import git_revision, package_versions, write_manifest
+from harness.faults.schedule import ScheduleError, load_schedule
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("campaign", help="sweep a fault schedule over many seeds (process pool or Dask)")
+    p.add_argument("--bench", required=True, help="bench name (fixtures/benches) or file")
+    p.add_argument("--schedule", required=True, help="fault schedule YAML")
+    p.add_argument("--seeds", required=True, help="seeds: N, N-M or a comma list (e.g. 1-1000)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1)")
+    where.add_argument("--scheduler", help="Dask scheduler address, tcp://HOST:PORT")
+    p.add_argument("--out", type=Path, default=Path("campaign-failures"), help="manifests of failing seeds")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        seeds = parse_seeds(args.seeds)
+        schedule = load_schedule(args.schedule)
+        prepare_bench(load_bench(args.bench), 0)  # refuses a production bench before any work is sent out
+    except (ValueError, BenchError, ScheduleError) as exc:
+        raise CliError(str(exc)) from None
+    except InjectionRefused as exc:
+        raise CliError(f"refused: {exc}") from None
+    if args.scheduler and not str(args.scheduler).startswith("tcp://"):
+        raise CliError(f"--scheduler: expected tcp://HOST:PORT, got {args.scheduler!r}")
+    executor: Executor = DaskExecutor(args.scheduler) if args.scheduler else LocalExecutor(args.workers)
+    progress = Progress(len(seeds), "campaign")
+    failed = 0
+
+    def seen(outcome: SeedOutcome, done: int) -> None:
+        nonlocal failed
+        failed += not outcome.passed
+        progress.update(done)
+
+    start = time.perf_counter()
+    text = schedule.to_yaml()
+    try:
+        summary = run_campaign(executor, args.bench, text, seeds, seen)
+    except OSError as exc:
+        raise CliError(f"cannot reach the workers: {exc}") from None
+    finally:
+        progress.close()
+    wall = time.perf_counter() - start
+    print(f"campaign: {len(seeds)} seeds, {len(seeds) - len(summary.failing)} passed, {len(summary.failing)} failed, "
+          f"{len(summary.aborted)} aborted (liveness) — {summary.rounds} rounds in {wall:.1f} s "
+          f"({summary.rounds / max(wall, 1e-9):.0f} rounds/s)")  # fmt: skip
+    for o in summary.aborted:
+        print(f"  aborted seed {o.seed}: {o.aborted}")
+    revision, packages = git_revision(), package_versions()
+    for o in summary.failing:
+        path = args.out / f"seed-{o.seed}.json"
+        write_manifest(path, {
+            "seed": o.seed, "bench": args.bench,
+            "schedule": {"source": schedule.source, "sha256": schedule.digest(), "yaml": text},
+            "git_revision": revision, "packages": packages, "history_hash": o.history_hash,
+            "rounds_played": o.rounds, "aborted": o.aborted, "passed": False, "violations": list(o.violations),
+        })  # fmt: skip
+        print(f"  FAIL seed {o.seed} (manifest {path}):")
+        for v in o.violations[:5]:
+            print(f"    - {v}")
+    return 1 if summary.failing else 0

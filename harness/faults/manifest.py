@@ -1,0 +1,96 @@
+"""Run manifests: everything needed to rerun a fault-injection run (``xocdia-hil inject --replay MANIFEST``).
+
+A manifest is JSON: the seed, the bench (name and file), the schedule's canonical YAML and its SHA-256, the git
+revision of this checkout, the versions of the packages that decide the run, the history hash and the verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from harness.faults.injector import RunResult
+from harness.faults.schedule import Schedule, ScheduleError, schedule_from_text
+
+PACKAGES = ("xocdia-hil", "simpy", "numpy", "PyYAML", "pyserial", "hypothesis", "dask", "distributed")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def git_revision() -> str:
+    """The checkout's ``git rev-parse HEAD`` (with ``-dirty`` when files differ), or ``unknown``."""
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=10, check=False,
+        ).stdout.strip()  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return rev + ("-dirty" if dirty else "")
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def manifest_data(result: RunResult, schedule: Schedule, bench_ref: str) -> dict[str, Any]:
+    """The manifest of one run. ``bench_ref``: the bench as given on the command line (name or path)."""
+    return {
+        "seed": result.seed,
+        "bench": bench_ref,
+        "schedule": {"source": schedule.source, "sha256": schedule.digest(), "yaml": schedule.to_yaml()},
+        "git_revision": git_revision(),
+        "packages": package_versions(),
+        "history_hash": result.history_hash,
+        "rounds_played": result.rounds_played,
+        "aborted": result.aborted,
+        "passed": result.passed,
+        "violations": [str(v) for v in result.report.violations],
+    }
+
+
+def write_manifest(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    seed: int
+    bench: str
+    schedule: Schedule
+    history_hash: str
+
+
+def read_manifest(path: str | Path) -> Replay:
+    """Read a manifest for a replay.
+
+    Raises:
+        ValueError: unreadable file, not JSON, a missing field, or a schedule whose hash does not match.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        text = data["schedule"]["yaml"]
+        schedule = schedule_from_text(text, f"{Path(path).name}: schedule")
+        seed, bench, digest = int(data["seed"]), str(data["bench"]), str(data["schedule"]["sha256"])
+    except OSError as exc:
+        raise ValueError(f"cannot read manifest {path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, ScheduleError):
+            raise
+        raise ValueError(f"manifest {path}: not a run manifest (missing or bad field: {exc})") from None
+    if schedule.digest() != digest:
+        raise ValueError(f"manifest {path}: schedule.sha256 does not match its yaml (edited?)")
+    return Replay(seed, bench, schedule, str(data.get("history_hash", "")))
