@@ -59,6 +59,7 @@ class HttpAdapter(GameServerAdapter):
         self._tokens: dict[str, str] = dict(self.options.get("players") or {})
         self._boss = str(self.options.get("supervisor_token") or "")
         self._streams: dict[str, ClientConnection] = {}
+        self._stacks: dict[str, contextlib.ExitStack] = {}
         self._events: list[RoundEvent] = []
         self._after = 0
         self._trace: Path | None = None
@@ -167,20 +168,25 @@ class HttpAdapter(GameServerAdapter):
         if player_id in self._streams:
             return
         url = f"ws://{self._host}:{self._port}/v1/stream?token={self._token(player_id)}"
+        stack = contextlib.ExitStack()
         try:
-            ws = connect(url, open_timeout=HTTP_TIMEOUT_S, max_queue=None)
+            ws = stack.enter_context(connect(url, open_timeout=HTTP_TIMEOUT_S, max_queue=None))
             ws.recv(timeout=HTTP_TIMEOUT_S)  # the server's hello: the session is open
         except (OSError, WebSocketException, TimeoutError) as exc:
+            stack.close()
             raise AdapterError("unreachable", f"stream of {player_id}: {exc}") from None
         self._streams[player_id] = ws
+        self._stacks[player_id] = stack
 
     def disconnect(self, player_id: str) -> None:
         ws = self._streams.pop(player_id, None)
+        stack = self._stacks.pop(player_id, None)
         if ws is not None:
             with contextlib.suppress(Exception):
                 ws.socket.close()  # abrupt: no closing handshake, as a lost network
+        if stack is not None:
             with contextlib.suppress(Exception):
-                ws.close()
+                stack.close()
 
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
