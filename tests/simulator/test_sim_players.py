@@ -1,0 +1,84 @@
+"""Players: arrivals, bets of all ten types with stakes from the profile, links that drop and come back."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from sim_helpers import profile_of, run_table, shipped
+
+from simulator.bets import BetType
+from simulator.events import BetSent, Event, LinkDown, LinkUp, PlayerJoined, PlayerLeft, RoundOpened
+from simulator.profile import profile_from_mapping
+
+
+def standard_run(rounds: int = 400, seed: int = 2) -> list[Event]:
+    return run_table(profile_from_mapping(shipped("standard")), seed=seed, rounds=rounds, players=10)
+
+
+def test_bets_cover_all_ten_types_with_profile_stakes_in_whole_quanta() -> None:
+    bets = [e for e in standard_run() if isinstance(e, BetSent)]
+    assert {b.bet for b in bets} == set(BetType)
+    assert {b.stake for b in bets} <= {100, 500, 1000, 5000, 10000}
+    assert all(b.stake % 50 == 0 and isinstance(b.stake, int) for b in bets)
+    assert len({b.bet_id for b in bets}) == len(bets)
+    assert all(b.arrives >= b.t for b in bets)
+
+
+def test_a_player_bets_only_while_seated_and_while_the_link_is_up() -> None:
+    seated: set[str] = set()
+    down: set[str] = set()
+    for event in standard_run(rounds=300, seed=4):
+        if isinstance(event, PlayerJoined):
+            assert event.player.startswith(f"p{event.seat + 1:02d}.")
+            seated.add(event.player)
+        elif isinstance(event, PlayerLeft):
+            seated.remove(event.player)
+            down.discard(event.player)
+        elif isinstance(event, LinkDown):
+            assert event.player in seated
+            down.add(event.player)
+        elif isinstance(event, LinkUp):
+            down.discard(event.player)
+        elif isinstance(event, BetSent):
+            assert event.player in seated and event.player not in down
+            assert event.bet_id.startswith(f"{event.player}-")
+
+
+def test_players_come_and_go() -> None:
+    events = standard_run(rounds=400, seed=6)
+    joined = Counter(e.seat for e in events if isinstance(e, PlayerJoined))
+    # session_rounds 40 over 400 rounds: every seat sees several players.
+    assert set(joined) == set(range(10))
+    assert all(count >= 2 for count in joined.values())
+    assert any(isinstance(e, LinkDown) for e in events)
+
+
+def test_every_seated_player_with_p_bet_1_bets_in_every_round(standard_data: dict[str, Any]) -> None:
+    # One seat, always bets once, thinks 25 s; the link never drops; nothing goes wrong at the table.
+    fixed = {"place": 1.0, "shake": 4.0, "react": 0.5, "lift": 1.0, "rearrange": 3.0, "reassemble": 8.0}
+    standard_data["dealer"]["timing"].update(fixed)
+    profile = profile_of(
+        standard_data,
+        tokens__p_standing=0.0,
+        tokens__p_fall=0.0,
+        shaker__p_drop_bowl=0.0,
+        shaker__p_drop_plate=0.0,
+        shaker__p_touch=0.0,
+        dealer__mistakes__forget_shake=0.0,
+        dealer__mistakes__early_lift=0.0,
+        problems__rate=0.0,
+        players__p_bet=1.0,
+        players__bets_per_round={1: 1},
+        players__think=25.0,
+        players__session_rounds=0,
+        players__network__up=1e9,
+    )
+    events = run_table(profile, seed=3, rounds=5, players=1)
+    opened = {e.round: e.t for e in events if isinstance(e, RoundOpened)}
+    # Rounds open every 20.5 s (15 betting + 0.5 react + 1 lift + 4 gap); the bet is sent 25 s after each
+    # opening, i.e. after the next round has opened: the player is late, but still bets in every round.
+    assert opened == {1: 0.0, 2: 20.5, 3: 41.0, 4: 61.5, 5: 82.0}
+    sent = {e.round: e.t for e in events if isinstance(e, BetSent)}
+    assert sent == {r: t + 25.0 for r, t in opened.items() if t + 25.0 <= max(e.t for e in events)}
+    assert set(sent) >= {1, 2, 3, 4}
