@@ -1,0 +1,103 @@
+"""The oracle's expectations from ground truth alone, on hand-built event logs, and its import boundary."""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.adapters.base import BetRecordRow, RoundEvent
+from harness.oracle import Observation, expected_bet, expected_rounds, judge
+from harness.oracle.expect import ExpectedRound
+from simulator.events import Reshake, ReshakeReason, Revealed, RoundEnded, RoundStatus
+
+# Typed from RULES.md (PAY-1..PAY-10): odds and the red counts that win; Big/Small push on two reds.
+HAND_ODDS = {
+    "four_red": (Fraction(14), {4}),
+    "three_red": (Fraction(14, 5), {3}),
+    "two_red": (Fraction(3, 2), {2}),
+    "one_red": (Fraction(14, 5), {1}),
+    "four_white": (Fraction(14), {0}),
+    "four_of_a_kind": (Fraction(13, 2), {0, 4}),
+    "odd": (Fraction(24, 25), {1, 3}),
+    "even": (Fraction(24, 25), {0, 2, 4}),
+    "big": (Fraction(24, 25), {3, 4}),
+    "small": (Fraction(24, 25), {0, 1}),
+}
+FACES = {0: "WWWW", 1: "WWWR", 2: "WWRR", 3: "WRRR", 4: "RRRR"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(HAND_ODDS)), st.integers(0, 4), st.integers(1, 400).map(lambda k: k * 50))
+def test_every_bet_settles_as_the_rules_say(bet: str, reds: int, stake: int) -> None:
+    odds, wins = HAND_ODDS[bet]
+    rnd = ExpectedRound(1, "settled", "GP-3", FACES[reds], 0)
+    got = expected_bet(rnd, bet, stake)
+    if reds in wins:
+        assert (got.result, Fraction(got.returned)) == ("win", stake * (1 + odds))
+    elif bet in ("big", "small") and reds == 2:
+        assert (got.result, got.returned) == ("push", stake)
+    else:
+        assert (got.result, got.returned) == ("lose", 0)
+
+
+@pytest.mark.parametrize("status", ["void", "cancelled"])
+def test_void_and_cancelled_rounds_refund_every_stake(status: str) -> None:
+    rnd = ExpectedRound(1, status, "SH-4a", "", 0)
+    assert expected_bet(rnd, "four_red", 750) == expected_bet(rnd, "four_red", 750)
+    assert (expected_bet(rnd, "four_red", 750).result, expected_bet(rnd, "four_red", 750).returned) == ("refund", 750)
+
+
+def test_the_table_verdict_and_reshakes_come_from_ground_truth() -> None:
+    truth = [
+        Revealed(1.0, 1, "RSWW", False),
+        Reshake(1.0, 1, ReshakeReason.STANDING, 1),
+        Revealed(2.0, 1, "RRWW", True),
+        RoundEnded(2.5, 1, RoundStatus.SETTLED, None, "RRWW", 2, 1),
+        RoundEnded(4.0, 2, RoundStatus.VOID, "SH-5", None, None, 0),
+    ]
+    got = expected_rounds(truth, cancelled_by_supervisor=[2, 3])
+    assert got[1] == ExpectedRound(1, "settled", "GP-3", "RRWW", 1, True)
+    assert got[2] == ExpectedRound(2, "void", "SH-5", "", 0)  # the table's verdict wins over a late cancel
+    assert got[3] == ExpectedRound(3, "cancelled", "ERR-3", "", 0)
+
+
+def _row(bet_id: str, bet: str, wagered: int, result: str, returned: int, status: str = "settled") -> BetRecordRow:
+    return BetRecordRow(bet_id, "7", "p1", bet, wagered, result, returned, status, "RRRW", 0, 0)
+
+
+def test_judge_reports_a_missing_reshake_and_a_wrong_payout() -> None:
+    truth = [Reshake(1.0, 1, ReshakeReason.DROP, 1), RoundEnded(2.0, 1, RoundStatus.SETTLED, None, "RRRW", 3, 1)]
+    obs = Observation(
+        truth=truth,
+        rounds={"7": 1},
+        server_events=[RoundEvent("7", "opened", 0.0), RoundEvent("7", "settled", 2.0, faces="RRRW")],
+        records={"p1": [_row("70", "three_red", 100, "win", 380), _row("71", "odd", 100, "win", 190)]},
+        balances={"p1": 1370},
+        opening={"p1": 1000},
+    )
+    verdict = judge(obs)
+    # odd on 3 reds: 100 + 96 = 196 (the server paid 190); balance 1000 - 200 + 380 + 196 = 1376.
+    assert [str(d) for d in verdict.differences] == [
+        "round 7 [SH-2/SH-3]: re-shakes: expected 1, server 0",
+        "round 7 bet 71 [PAY-7]: returned for p1 odd 100: expected 196, server 190",
+        "account [GLI 2.8.2]: balance of p1: expected 1376, server 1370",
+    ]
+
+
+def test_the_oracle_never_imports_the_game_server() -> None:
+    root = Path(__file__).resolve().parents[2] / "harness"
+    offenders = []
+    mine = ("oracle", "adapters", "bench", "steps", "report")  # the certification harness's own packages
+    for path in (p for folder in mine for p in (root / folder).rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        if any(n == "gameserver" or n.startswith("gameserver.") for n in names):
+            offenders.append(path.relative_to(root).as_posix())
+    assert offenders, "the reference adapters must import gameserver (or this test scans nothing)"
+    assert all("adapter" in p.rsplit("/", 1)[-1] for p in offenders), offenders
