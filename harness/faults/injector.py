@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Generator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
@@ -62,6 +62,7 @@ class RunResult:
     history_hash: str
     rounds_played: int
     aborted: str = ""
+    serial_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # device → fault → frames hit
 
     @property
     def passed(self) -> bool:
@@ -207,7 +208,17 @@ class _Run:
             history_hash=history_hash(ops, final),
             rounds_played=played,
             aborted=self.aborted,
+            serial_counts=self._serial_counts(),
         )
+
+    def _serial_counts(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for device in self.schedule.targets.devices:
+            port = self.control.serial_port(device) if self.control is not None else None
+            if port is not None:
+                rx, tx = port.counts("rx"), port.counts("tx")
+                out[device] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}
+        return out
 
     @property
     def now(self) -> float:
