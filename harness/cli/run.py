@@ -1,0 +1,77 @@
+"""``xocdia-hil run``: the main job on a bench: a run of rounds with the simulator's random crowd betting through
+the game server's adapter, live progress, and a summary that ends with the independent oracle's verdict.
+
+``make run`` runs it on the local HIL bench (reference server subprocess, pty device lines, HTTP/WS players).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from dataclasses import replace
+from typing import Any
+
+from harness.adapters.base import AdapterError
+from harness.bench.config import BenchError, load_bench
+from harness.bench.rig import BenchTimeout, Rig
+from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from harness.steps.context import format_money
+from simulator.profile import ProfileError
+
+WALLET = 1_000_000  # opening balance of every crowd player (minor units)
+VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("run", help="play rounds with a random crowd on a bench and judge them")
+    p.add_argument("--bench", default="local-hil", help="bench file or shipped name (default local-hil)")
+    p.add_argument("--rounds", type=positive_int, default=30, help="rounds to play (default 30)")
+    p.add_argument("--players", type=non_negative_int, default=4, help="seats of the random crowd (default 4)")
+    p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
+    p.add_argument("--profile", default="", help="table profile (default: the bench's)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        bench = load_bench(args.bench)
+    except BenchError as exc:
+        raise CliError(str(exc)) from None
+    if args.profile:
+        bench = replace(bench, profile=args.profile)
+    players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
+    print(f"bench {bench.name}: {args.rounds} rounds, {args.players} seats, profile {bench.profile}, "
+          f"seed {bench.seed if args.seed is None else args.seed}")
+    try:
+        rig = Rig.build(bench, players, crowd=args.players, seed=args.seed)
+    except (AdapterError, ProfileError, ValueError) as exc:
+        raise CliError(f"cannot start bench {bench.name}: {exc}") from None
+    progress = Progress(args.rounds, "rounds", force=sys.stderr.isatty())
+    ends: Counter[str] = Counter()
+    try:
+        for done in range(1, args.rounds + 1):
+            rid = rig.open_round()
+            end = rig.play_to_end(rid)
+            ends[end.kind if end.kind == "settled" else f"{end.kind} {end.clause}"] += 1
+            progress.update(done)
+        rig.run_for(0.2)  # let the last acknowledgements travel
+        progress.close()
+        verdict = rig.verdict()
+        sent = [s.reply for s in rig.sent]
+        accepted = [r for r in sent if r.accepted]
+        staked = sum(r.stake for r in accepted)
+        refused = Counter(r.code for r in sent if not r.accepted)
+        returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
+    except (AdapterError, BenchTimeout) as exc:
+        progress.close()
+        print(f"xocdia-hil run: stopped: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        rig.close()
+    print(f"rounds: {args.rounds} ({', '.join(f'{k}: {v}' for k, v in sorted(ends.items()))})")
+    print(f"bets: {len(sent)} sent, {len(accepted)} accepted"
+          + (f", refused {dict(refused)}" if refused else ""))
+    print(f"staked {format_money(staked)}, returned {format_money(returned)}")
+    print(verdict.summary())
+    return 0 if verdict.passed else 1
