@@ -25,6 +25,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.devices",
     "harness.cli.inject",
     "harness.cli.campaign",
+    "harness.cli.certify",
+    "harness.cli.run",
 )
 
 
