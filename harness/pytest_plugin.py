@@ -26,6 +26,7 @@ import pytest
 
 from harness.bench.config import Bench, BenchError, load_bench
 from harness.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
+from harness.report.html import write_matrix_result
 from harness.steps.context import CertContext
 
 STEP_MODULES = ("harness.steps.given", "harness.steps.when", "harness.steps.then", "harness.steps.stats")
@@ -190,6 +191,7 @@ class MatrixCollector:
             (path / "clause-matrix.md").write_text(matrix.to_markdown(), encoding="utf-8")
         alluredir = _alluredir(config)
         if alluredir:
+            write_matrix_result(Path(alluredir), matrix)
             _write_environment(Path(alluredir), config)
 
 
