@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run test lint typecheck unit bench clean
+.PHONY: run report test lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -14,8 +14,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The main job: a few dozen rounds with the random crowd against the reference server on the local HIL bench
+# (server subprocess, pty device lines, HTTP/WS players); the summary ends with the oracle's verdict.
 run: $(STAMP)
-	$(BIN)/xocdia-hil simulate --rounds 2000 --seed 7 --profile standard
+	$(BIN)/xocdia-hil run --bench fixtures/benches/local-hil.yaml --rounds 30
+
+# One allure report for the whole suite (scenarios, unit and property tests) plus the clause matrix, built into
+# offline HTML (report/index.html): Allure 3 from npm when it can be had, else the built-in renderer.
+REPORT ?= report
+report: $(STAMP)
+	-$(BIN)/pytest $(PYTEST_ARGS) --alluredir $(REPORT)/allure-results --clean-alluredir
+	$(BIN)/python -m harness.report.build $(REPORT)/allure-results $(REPORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check simulator harness gameserver tests benchmarks
