@@ -20,8 +20,8 @@ run: $(STAMP)
 	$(BIN)/xocdia-hil run --bench fixtures/benches/local-hil.yaml --rounds 30
 
 # One allure report for the whole suite (scenarios, unit and property tests) plus the clause matrix, built into
-# offline HTML (report/index.html): Allure 3 from npm when it can be had, else the built-in renderer.
-REPORT ?= report
+# offline HTML (allure-report/index.html): Allure 3 from npm when it can be had, else the built-in renderer.
+REPORT ?= allure-report
 report: $(STAMP)
 	-$(BIN)/pytest $(PYTEST_ARGS) --alluredir $(REPORT)/allure-results --clean-alluredir
 	$(BIN)/python -m harness.report.build $(REPORT)/allure-results $(REPORT)

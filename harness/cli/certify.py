@@ -27,7 +27,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("certify", help="run the Gherkin certification suite against a bench")
     p.add_argument("--bench", default="in-process", help="bench file or shipped name (default in-process)")
     p.add_argument("--tags", default="", help="only scenarios matching, e.g. 'clause:SH-3 or gli:4.16'")
-    p.add_argument("--report", default="certification-report", help="folder for results and the clause matrix")
+    p.add_argument("--report", default="allure-report", help="folder for results and the clause matrix")
     p.add_argument("--features", default="", help="folder of .feature files (default: the shipped features/)")
     p.add_argument("--workers", type=non_negative_int, default=2, help="pytest-xdist workers (0: in this process)")
     p.set_defaults(func=run)
