@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import select
 import subprocess
 import sys
+import time
+import tty
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +19,7 @@ import yaml
 
 from harness.cli import main
 from simulator import read_jsonl
-from simulator.events import RoundEnded
+from simulator.events import PlayerJoined, RoundEnded
 from simulator.profile import PROFILE_DIR
 
 TIMEOUT_S = 60
@@ -186,3 +190,54 @@ def test_the_installed_command_fails_in_one_line_without_a_traceback(tmp_path: P
     assert result.stdout == ""
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
+
+
+def test_players_option_overrides_the_profile(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    events_path = tmp_path / "events.jsonl"
+    status, out, _ = in_process(capsys, "--rounds", "50", "--players", "0", "--json", "--events", events_path)
+    assert status == 0 and json.loads(out)["incidents"]["bets_sent"] == 0
+    status, out, _ = in_process(capsys, "--rounds", "50", "--players", "3", "--json", "--events", events_path)
+    assert status == 0 and json.loads(out)["incidents"]["bets_sent"] > 0
+    events = read_jsonl(events_path.read_text(encoding="utf-8").splitlines())
+    seats = {e.seat for e in events if isinstance(e, PlayerJoined)}
+    assert seats == {0, 1, 2}
+
+
+def read_until_closed(fd: int, deadline_s: float) -> bytes:
+    """Read a pty master until the other side closes (EIO) or ``deadline_s`` passes."""
+    chunks: list[bytes] = []
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if not ready:
+            continue
+        try:
+            data = os.read(fd, 4096)
+        except OSError:  # EIO: every writer has closed the slave
+            break
+        if not data:
+            break
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+def test_a_terminal_gets_a_progress_bar_and_stdout_stays_clean() -> None:
+    master, slave = os.openpty()
+    tty.setraw(master)
+    tty.setraw(slave)
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "harness.cli", "simulate", "--rounds", "3000", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=slave,
+            text=True,
+        )
+        os.close(slave)
+        progress = read_until_closed(master, TIMEOUT_S).decode()
+        stdout, _ = process.communicate(timeout=TIMEOUT_S)
+    finally:
+        os.close(master)
+    assert process.returncode == 0
+    assert json.loads(stdout)["rounds"] == 3000  # the bar never mixes into the JSON
+    assert "\rsimulating [" in progress
+    assert "3000/3000 (100%)" in progress and progress.endswith("\n")

@@ -128,3 +128,33 @@ probability = st.floats(0.0, 0.3)
 def test_runs_with_drawn_rates_keep_every_rule(seed: int, rates: dict[str, Any]) -> None:
     profile = profile_of(shipped("chaotic"), **{k.replace(".", "__"): v for k, v in rates.items()})
     check_run(run_table(profile, seed, 40, players=2), profile, 40)
+
+
+def _outcomes(events: list[Event]) -> dict[int, tuple[object, ...]]:
+    return {r: (e.status, e.clause, e.faces, e.reds, e.reshakes) for r, e in ended(events).items()}
+
+
+script_step = st.one_of(
+    st.builds(lambda faces: {"faces": faces}, st.text("rws", min_size=4, max_size=4)),
+    st.builds(lambda shake, token: {"shake": shake, "standing": [token]}, st.integers(1, 3), st.integers(0, 3)),
+    st.builds(
+        lambda shake, item: {"shake": shake, "drop": item},
+        st.integers(1, 3),
+        st.sampled_from(["bowl", "plate", "token", "none"]),
+    ),
+    st.builds(lambda touch: {"touch": touch}, st.booleans()),
+    st.builds(lambda overlap: {"overlap": overlap}, st.booleans()),
+    st.just({"forget_shake": True}),
+    st.just({"early_lift": True}),
+)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), target=st.integers(1, 20), steps=st.lists(script_step, min_size=1, max_size=3))
+def test_scripting_one_round_never_changes_another_rounds_outcome(
+    seed: int, target: int, steps: list[dict[str, Any]]
+) -> None:
+    profile = profile_from_mapping(shipped("chaotic"))
+    plain = _outcomes(run_table(profile, seed, 30))
+    scripted = _outcomes(run_table(profile, seed, 30, script=[{"round": target, **step} for step in steps]))
+    assert {r: o for r, o in plain.items() if r != target} == {r: o for r, o in scripted.items() if r != target}

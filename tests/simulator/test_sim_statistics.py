@@ -20,6 +20,7 @@ from simulator.events import (
     Dropped,
     Event,
     Revealed,
+    RoundOpened,
     RoundStatus,
     ShakeSkipped,
     ShakeStarted,
@@ -92,3 +93,20 @@ def test_drop_rates_match_the_chaotic_profile(chaotic_run: list[Event]) -> None:
     # Any drop: not (no bowl drop and no plate drop and no token falling), with p_fall .01 per token.
     p_any = 1 - (1 - 0.03) * (1 - 0.02) * (1 - 0.01) ** 4
     assert_binomial(len(drops), shakes, p_any, "drops of any kind per shake")
+
+
+def median_duration(events: list[Event]) -> float:
+    opened = {e.round: e.t for e in events if isinstance(e, RoundOpened)}
+    durations = sorted(e.t - opened[r] for r, e in ended(events).items())
+    return durations[len(durations) // 2]
+
+
+def test_a_standard_round_lasts_betting_plus_react_plus_lift() -> None:
+    # Nearly every round: 15 s of betting, then react (median 0.8 s) and lift (median 1.0 s), both narrow
+    # log-normals: the median round lasts about 16.8 s.
+    assert abs(median_duration(run_table(load_profile("standard"), seed=25, rounds=2000)) - 16.8) < 0.1
+
+
+def test_a_compressed_round_lasts_under_a_third_of_a_second() -> None:
+    # 0.25 s of betting, react median 0.01 s, lift median 0.01 s: about 0.27 s from opening to verdict.
+    assert abs(median_duration(run_table(load_profile("compressed"), seed=26, rounds=2000)) - 0.27) < 0.01
