@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from typing import Any
 
+import pytest
 from sim_helpers import profile_of, run_table, shipped
 
 from simulator.bets import BetType
@@ -82,3 +84,40 @@ def test_every_seated_player_with_p_bet_1_bets_in_every_round(standard_data: dic
     sent = {e.round: e.t for e in events if isinstance(e, BetSent)}
     assert sent == {r: t + 25.0 for r, t in opened.items() if t + 25.0 <= max(e.t for e in events)}
     assert set(sent) >= {1, 2, 3, 4}
+
+
+def assert_binomial(successes: int, trials: int, p: float, what: str) -> None:
+    sd = math.sqrt(trials * p * (1 - p))
+    assert abs(successes - trials * p) < 5 * sd, f"{what}: {successes}/{trials}, expected {p:.4f}"
+
+
+@pytest.fixture(scope="module")
+def steady_bets() -> list[BetSent]:
+    """Standard profile, 10 players who never leave and whose links never drop, 1500 rounds."""
+    profile = profile_of(shipped("standard"), players__session_rounds=0, players__network__up=1e9)
+    events = run_table(profile, seed=8, rounds=1500, players=10)
+    return [e for e in events if isinstance(e, BetSent) and e.round < 1500]
+
+
+def test_bet_types_and_stakes_follow_their_weights(steady_bets: list[BetSent]) -> None:
+    n = len(steady_bets)
+    weights = {"big": 25, "small": 25, "odd": 12, "even": 12, "two_red": 6, "three_red": 5, "one_red": 5}
+    weights.update({"four_of_a_kind": 4, "four_red": 3, "four_white": 3})  # total 100
+    for bet, weight in weights.items():
+        assert_binomial(sum(b.bet == bet for b in steady_bets), n, weight / 100, bet)
+    for stake, weight in {100: 40, 500: 30, 1000: 20, 5000: 8, 10000: 2}.items():  # total 100
+        assert_binomial(sum(b.stake == stake for b in steady_bets), n, weight / 100, f"stake {stake}")
+
+
+def test_players_bet_with_p_bet_and_the_bets_per_round_weights(steady_bets: list[BetSent]) -> None:
+    per_player_round = Counter((b.player, b.round) for b in steady_bets)
+    seated = 10 * 1499  # every seat is taken from round 1 and nobody leaves
+    assert_binomial(len(per_player_round), seated, 0.7, "rounds with a bet")
+    histogram = Counter(per_player_round.values())
+    for count, p in {1: 0.6, 2: 0.3, 3: 0.1}.items():
+        assert_binomial(histogram[count], len(per_player_round), p, f"{count} bets in a round")
+
+
+def test_latency_has_the_profile_median(steady_bets: list[BetSent]) -> None:
+    # Log-normal with median 0.06 s: half the bets arrive within 0.06 s.
+    assert_binomial(sum(b.arrives - b.t < 0.06 for b in steady_bets), len(steady_bets), 0.5, "latency < median")
