@@ -90,14 +90,18 @@ def write_profile(path: Path, data: dict[str, Any]) -> Path:
     return path
 
 
-def run_table(
-    profile: Profile, seed: int, rounds: int, script: list[dict[str, Any]] | None = None, players: int | None = 0
-) -> list[Event]:
-    """Run ``rounds`` rounds (no players unless asked) and return the event log.
+def run_bounded(table: Table, rounds: int) -> Table:
+    """Run ``table`` for ``rounds`` rounds; a run that stalls (a round that never ends) raises instead of spinning.
 
-    A run that stalls (a round that never ends) raises instead of spinning forever: a watchdog process in the same
-    SimPy environment fails the run once ``SIM_SECONDS_PER_ROUND * rounds`` of simulation time have passed.
+    The table must have been built on an environment from :func:`watched_env` with the same ``rounds``.
     """
+    table.run(rounds)
+    return table
+
+
+def watched_env(rounds: int) -> simpy.Environment:
+    """A SimPy environment with a watchdog process that fails the run once ``SIM_SECONDS_PER_ROUND * rounds`` of
+    simulation time have passed (a stalled table would otherwise spin forever while links keep ticking)."""
     env = simpy.Environment()
     limit = SIM_SECONDS_PER_ROUND * rounds
 
@@ -106,8 +110,21 @@ def run_table(
         raise RuntimeError(f"run stalled: {rounds} rounds not ended after {limit:.0f} s of simulation time")
 
     env.process(watchdog())
-    table = Table(profile, seed=seed, env=env, script=Script.from_data(script) if script else None, players=players)
-    return list(table.run(rounds))
+    return env
+
+
+def run_table(
+    profile: Profile, seed: int, rounds: int, script: list[dict[str, Any]] | None = None, players: int | None = 0
+) -> list[Event]:
+    """Run ``rounds`` rounds (no players unless asked) on a watched environment and return the event log."""
+    table = Table(
+        profile,
+        seed=seed,
+        env=watched_env(rounds),
+        script=Script.from_data(script) if script else None,
+        players=players,
+    )
+    return list(run_bounded(table, rounds).log)
 
 
 def by_round(events: Iterable[Event]) -> dict[int, list[Event]]:

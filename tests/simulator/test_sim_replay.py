@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import io
 
-from sim_helpers import shipped
+from sim_helpers import run_bounded, shipped, watched_env
 
 from simulator import Script, Table
 from simulator.profile import profile_from_mapping
 
 
 def jsonl(seed: int, profile_name: str = "chaotic", rounds: int = 150, script: Script | None = None) -> bytes:
-    table = Table(profile_from_mapping(shipped(profile_name)), seed=seed, script=script)
-    table.run(rounds)
+    table = Table(profile_from_mapping(shipped(profile_name)), seed=seed, env=watched_env(rounds), script=script)
+    run_bounded(table, rounds)
     out = io.StringIO()
     table.log.write_jsonl(out)
     return out.getvalue().encode()
