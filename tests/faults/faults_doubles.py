@@ -101,3 +101,21 @@ class LateAcceptingAdapter(FaultableInProcessAdapter):
             return super().place_bet(player_id, client_bet_id, bet_type, stake, lose_reply=lose_reply)
         finally:
             r.phase, r.closes_at = phase, closes
+
+
+class AmnesiacAdapter(FaultableInProcessAdapter):
+    """Planted failure for shrinking: after a restart, the bets of the round the kill interrupted vanish from
+    the players' records (as if the server had kept them only in memory)."""
+
+    def __init__(self, options: dict[str, object]) -> None:
+        super().__init__(options)
+        self._forgotten: set[str] = set()
+
+    def kill_server(self) -> None:
+        r = self.engine.active
+        if r is not None:
+            self._forgotten |= {str(b.ack.bet_id) for b in r.bets}
+        super().kill_server()
+
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        return [r for r in super().bet_record(player_id) if r.bet_id not in self._forgotten]

@@ -1,0 +1,121 @@
+"""Shrinking: a hypothesis rule-based exploration that grows fault schedules against a bench (normally the
+in-process one) and, when a run breaks a checker, shrinks the schedule to a minimal one, written as YAML.
+
+The state machine's rules add one fault each (kind, target, round, phase, duration drawn from strategies) or
+run the schedule built so far and assert that every checker passes. Hypothesis shrinks a failing rule sequence
+to the fewest, simplest steps; the last failing schedule it runs is that minimal one (hypothesis replays the
+minimal example last), and :func:`explore` writes it out and checks that it replays the failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
+from harness.bench.config import Bench
+from harness.faults.injector import RunResult, run_schedule
+from harness.faults.schedule import (
+    DEVICES,
+    PHASES,
+    SERIAL_KINDS,
+    TABLE_KINDS,
+    Fault,
+    Schedule,
+    Trigger,
+)
+
+
+@dataclass
+class Exploration:
+    """What an exploration found: the minimal failing schedule (None when none failed), where it was written,
+    its replay's result, and how many runs the exploration took."""
+
+    minimal: Schedule | None = None
+    path: Path | None = None
+    replay: RunResult | None = None
+    runs: int = 0
+    failing: list[Schedule] = field(default_factory=list)
+
+
+def _fault(kind: str, target: str, rnd: int, phase: str, duration: float) -> Fault:
+    if kind in TABLE_KINDS:
+        return Fault(kind, Trigger(rnd, "betting_open"), "table", item="plate" if kind == "table_drop" else "")
+    if kind == "server_kill":
+        target = "server"
+    elif kind in SERIAL_KINDS:
+        target = target if target in DEVICES else "reader"
+    elif target in DEVICES:
+        target = "all"
+    rate = 0.5 if kind in SERIAL_KINDS[:4] else 0.0
+    delay = 0.3 if kind.endswith("_latency") else 0.0
+    return Fault(kind, Trigger(rnd, phase), target, duration, rate=rate, delay=delay)
+
+
+def explore(
+    bench: Bench,
+    base: Schedule,
+    kinds: tuple[str, ...],
+    out: Path,
+    *,
+    adapter: str | None = None,
+    max_examples: int = 40,
+    steps: int = 6,
+) -> Exploration:
+    """Explore schedules made of ``kinds`` on top of ``base`` (its own faults and random part are dropped);
+    write the minimal failing schedule to ``out`` and replay it once. Deterministic (derandomized)."""
+    found = Exploration()
+    players = ("all", *base.player_ids)
+    targets = st.sampled_from(players + DEVICES)
+
+    class Faults(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.faults: list[Fault] = []
+
+        @rule(
+            kind=st.sampled_from(kinds),
+            who=targets,
+            rnd=st.integers(1, base.rounds),
+            phase=st.sampled_from(PHASES),
+            duration=st.sampled_from((0.5, 1.0, 0.2)),
+        )
+        def add_fault(self, kind: str, who: str, rnd: int, phase: str, duration: float) -> None:
+            self.faults.append(_fault(kind, who, rnd, phase, duration))
+
+        @rule()
+        def run_and_check(self) -> None:
+            schedule = replace(base, faults=tuple(self.faults), random=None, source="shrunk")
+            found.runs += 1
+            result = run_schedule(bench, schedule, adapter=adapter)
+            if not result.report.passed:
+                found.failing.append(schedule)
+                raise AssertionError("\n".join(str(v) for v in result.report.violations))
+
+    config = settings(
+        max_examples=max_examples,
+        stateful_step_count=steps,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no "explain": it traces every line (slow)
+    )
+    try:
+        run_state_machine_as_test(Faults, settings=config)
+    except AssertionError:
+        pass
+    if not found.failing:
+        return found
+    minimal = found.failing[-1]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    header = "# Minimal failing fault schedule found by xocdia-hil shrinking; replay:\n"
+    header += f"#   xocdia-hil inject --bench {bench.name} --schedule {out.name}\n"
+    out.write_text(header + minimal.to_yaml(), encoding="utf-8")
+    found.minimal, found.path = minimal, out
+    found.replay = run_schedule(bench, minimal, adapter=adapter)
+    return found
