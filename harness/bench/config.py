@@ -21,6 +21,7 @@ TRANSPORTS = ("memory", "pty", "url")
 DEFAULT_ADAPTERS = {
     "in-process": "harness.adapters.reference_inprocess_adapter:InProcessAdapter",
     "command": "harness.adapters.reference_http_adapter:HttpAdapter",
+    "url": "harness.adapters.reference_http_adapter:HttpAdapter",  # attaches to a running reference server
 }
 
 

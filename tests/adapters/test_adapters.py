@@ -1,0 +1,98 @@
+"""The adapter interface against the real reference server: loading by dotted path, the HTTP/WebSocket adapter
+on a real ``xocdia-server`` process, and clear errors when a server cannot be started."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import simpy
+
+from harness.adapters import AdapterError, PlayerSpec, ServerSetup, load_adapter
+from harness.adapters.reference_http_adapter import HttpAdapter
+from harness.adapters.reference_inprocess_adapter import InProcessAdapter
+
+
+def _setup(tmp_path: Path) -> ServerSetup:
+    return ServerSetup(
+        players=(PlayerSpec("alice", 10_000), PlayerSpec("bob", 50)),
+        devices={},
+        env=simpy.Environment(),
+        workdir=tmp_path,
+        betting_s=30.0,
+        round_gap_s=0.05,
+        pause_timeout_s=60.0,
+        reshake_cap=3,
+        result_timeout_s=30.0,
+        heartbeat_s=3.0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("nodots", "expected 'package.module:ClassName'"),
+        ("harness.nowhere:X", "cannot import harness.nowhere"),
+        ("harness.adapters.base:PlayerSpec", "PlayerSpec is not a GameServerAdapter subclass"),
+    ],
+)
+def test_load_adapter_names_what_is_wrong(path: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        load_adapter(path, {})
+
+
+def test_load_adapter_builds_the_named_class() -> None:
+    adapter = load_adapter("harness.adapters.reference_inprocess_adapter:InProcessAdapter", {"x": 1})
+    assert isinstance(adapter, InProcessAdapter) and adapter.options == {"x": 1}
+
+
+def test_http_adapter_on_a_real_server_process(tmp_path: Path) -> None:
+    adapter = HttpAdapter({})
+    adapter.start(_setup(tmp_path))
+    try:
+        with pytest.raises(AdapterError, match="not_connected"):
+            adapter.place_bet("alice", "a-1", "big", 100)
+        adapter.connect("alice")
+        closed = adapter.place_bet("alice", "a-1", "big", 100)
+        assert (closed.accepted, closed.code) == (False, "betting_closed")  # no round is open yet
+        adapter.supervise("open")
+        ok = adapter.place_bet("alice", "a-2", "big", 1_000)
+        assert (ok.accepted, ok.balance_before, ok.balance_after, ok.round_id) == (True, 10_000, 9_000, "1")
+        adapter.connect("bob")
+        poor = adapter.place_bet("bob", "b-1", "small", 100)
+        assert (poor.accepted, poor.code) == (False, "insufficient_balance")
+        with pytest.raises(AdapterError) as err:
+            adapter.supervise("resume")
+        assert err.value.code == "not_paused"
+        adapter.supervise("cancel", "test")
+        kinds = [(e.round_id, e.kind, e.clause) for e in adapter.round_events()]
+        assert kinds == [("1", "opened", ""), ("1", "cancelled", "ERR-3")]
+        (row,) = adapter.bet_record("alice")
+        assert (row.bet_type, row.wagered, row.result, row.returned, row.round_status) == ("big", 1000, "refund", 1000, "cancelled")
+        assert adapter.balance("alice") == 10_000
+        adapter.disconnect("alice")
+        with pytest.raises(AdapterError, match="not_connected"):
+            adapter.place_bet("alice", "a-3", "big", 100)
+    finally:
+        adapter.stop()
+    adapter.stop()  # idempotent
+
+
+def test_http_adapter_reports_a_server_that_cannot_start(tmp_path: Path) -> None:
+    adapter = HttpAdapter({"command": ["xocdia-server", "--port", "70000"]})
+    with pytest.raises(AdapterError) as err:
+        adapter.start(_setup(tmp_path))
+    assert err.value.code == "start_failed" and "port" in err.value.message
+
+
+def test_http_adapter_reports_a_missing_program(tmp_path: Path) -> None:
+    adapter = HttpAdapter({"command": ["no-such-xocdia-server"]})
+    with pytest.raises(AdapterError, match="start_failed: cannot run 'no-such-xocdia-server'"):
+        adapter.start(_setup(tmp_path))
+
+
+def test_in_process_adapter_refuses_url_devices(tmp_path: Path) -> None:
+    setup = dataclasses.replace(_setup(tmp_path), devices={"bowl": "/dev/ttyUSB0"})
+    with pytest.raises(AdapterError, match="device bowl: the in-process server needs a transport object"):
+        InProcessAdapter({}).start(setup)
