@@ -76,10 +76,10 @@ class DaskExecutor:
         from distributed import Client
         from distributed import as_completed as dask_completed
 
-        with Client(self.address, timeout="30s") as client:
+        with Client(self.address, timeout="30s") as client:  # type: ignore[no-untyped-call]
             futures = client.map(run_seed, [bench_ref] * len(seeds), [schedule_text] * len(seeds), list(seeds),
                                  pure=False)  # fmt: skip
-            for fut in dask_completed(futures):
+            for fut in dask_completed(futures):  # type: ignore[no-untyped-call]
                 yield fut.result()
 
 

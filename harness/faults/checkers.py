@@ -172,7 +172,13 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
         exp = expected.get(rid)
         if end.kind == "settled" and exp is not None:
             if exp.status != "settled":
-                out.append(Violation("payout", f"server settled on {end.faces}; the table's verdict: {exp.status} ({exp.clause})", rid))
+                out.append(
+                    Violation(
+                        "payout",
+                        f"server settled on {end.faces}; the table's verdict: {exp.status} ({exp.clause})",
+                        rid,
+                    )
+                )
             elif exp.faces != end.faces:
                 out.append(Violation("payout", f"server settled on {end.faces}; the table showed {exp.faces}", rid))
     for player, rows in sorted(final.records.items()):
@@ -186,9 +192,7 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
     return out
 
 
-def check_player_balance(
-    ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]
-) -> list[Violation]:
+def check_player_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Per player: opening balance + Σ(returned − wagered) over the bet record equals the final balance, and the
     balance is never below zero."""
     out: list[Violation] = []
@@ -205,9 +209,7 @@ def check_player_balance(
     return out
 
 
-def check_table_balance(
-    ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]
-) -> list[Violation]:
+def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Table-wide, from the players' side: Σ final balances = Σ opening + Σ over the bets that landed (acknowledged,
     or unknown and present) of (paytable return for the round's end − the stake the player asked for)."""
     ends = _ends(final.events)
@@ -231,9 +233,7 @@ def check_table_balance(
 _RANK = {"opened": 0, "closed": 1, "settled": 2, "void": 2, "cancelled": 2}
 
 
-def check_round_order(
-    ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]
-) -> list[Violation]:
+def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Per round: opened first and once, closed at most once and before the end, nothing after the end; rounds
     opened in increasing order of their first event."""
     out: list[Violation] = []
@@ -255,9 +255,7 @@ def check_round_order(
     return out
 
 
-def check_after_close(
-    ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]
-) -> list[Violation]:
+def check_after_close(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """A bet acknowledged for a round after the bench had already seen the server close that round."""
     closed_at: dict[str, int] = {}
     out: list[Violation] = []

@@ -168,7 +168,9 @@ class _Run:
             if f.kind == "server_kill" and self.control is None:
                 raise InjectionRefused(f"{f.describe()}: the bench's adapter cannot kill and restart its server")
             if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
-                raise InjectionRefused(f"{f.describe()}: serial faults are not available on bench {self.rig.bench.name!r}")
+                raise InjectionRefused(
+                    f"{f.describe()}: serial faults are not available on bench {self.rig.bench.name!r}"
+                )
 
     # ------------------------------------------------------------------ the run
     def execute(self) -> RunResult:
@@ -187,8 +189,8 @@ class _Run:
                 self._probe(f"after round {r}")
                 if self.progress is not None:
                     self.progress(r, self.schedule.rounds, self.aborted)
-        except (AdapterError, BenchTimeout) as exc:
-            self.aborted = f"error: {exc}"
+        except Exception as exc:  # any failure ends the run; the rollback and the final read still happen
+            self.aborted = f"error: {type(exc).__name__}: {exc}"
         finally:
             self._rollback()
         try:

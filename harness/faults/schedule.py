@@ -172,7 +172,9 @@ class _Check:
             raise self.fail(where or "(top level)", "must be a mapping", value)
         unknown = sorted(set(value) - set(keys), key=str)
         if unknown:
-            raise self.fail(f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0])
+            raise self.fail(
+                f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0]
+            )
         return value
 
     def whole(self, value: object, where: str, low: int, high: int) -> int:
@@ -232,7 +234,9 @@ def parse_schedule(raw: object, source: str = "schedule", text: str = "") -> Sch
         targets=targets,
         faults=faults,
         random=rnd,
-        abort_after_failed_probes=c.whole(probes.get("abort_after_failed_probes", 3), "probes.abort_after_failed_probes", 1, 10**6),
+        abort_after_failed_probes=c.whole(
+            probes.get("abort_after_failed_probes", 3), "probes.abort_after_failed_probes", 1, 10**6
+        ),
         source=source,
         text=text,
     )
@@ -382,9 +386,7 @@ def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
                     fault = replace(fault, rate=round(rng.uniform(0.05, 0.5), 3))
                 out.append(fault)
     order = {p: i for i, p in enumerate(PHASES)}
-    return tuple(
-        sorted(out, key=lambda f: (f.at.time is not None, f.at.time or 0.0, f.at.round, order[f.at.phase]))
-    )
+    return tuple(sorted(out, key=lambda f: (f.at.time is not None, f.at.time or 0.0, f.at.round, order[f.at.phase])))
 
 
 def _poisson(rng: random.Random, lam: float) -> int:

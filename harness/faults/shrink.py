@@ -9,6 +9,7 @@ minimal example last), and :func:`explore` writes it out and checks that it repl
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -105,10 +106,8 @@ def explore(
         print_blob=False,
         phases=(Phase.explicit, Phase.generate, Phase.shrink),  # no "explain": it traces every line (slow)
     )
-    try:
+    with contextlib.suppress(AssertionError):
         run_state_machine_as_test(Faults, settings=config)
-    except AssertionError:
-        pass
     if not found.failing:
         return found
     minimal = found.failing[-1]

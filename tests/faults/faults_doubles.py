@@ -119,3 +119,16 @@ class AmnesiacAdapter(FaultableInProcessAdapter):
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
         return [r for r in super().bet_record(player_id) if r.bet_id not in self._forgotten]
+
+
+class NoSecondRoundAdapter(FaultableInProcessAdapter):
+    """Raises an unexpected error (not a refusal the injector waits out) when asked to open a second round."""
+
+    def supervise(self, action: str, reason: str = "") -> None:
+        if action == "open" and any(e.kind == "opened" for e in super().round_events()):
+            raise BenchBroken("no_second_round")
+        super().supervise(action, reason)
+
+
+class BenchBroken(AssertionError):
+    """An error the injector does not expect (stands for a bench failure)."""

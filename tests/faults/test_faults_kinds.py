@@ -95,9 +95,7 @@ def test_player_latency_delays_each_request(bench: Bench, make_schedule: Make) -
 
 
 @pytest.mark.parametrize("phase", ["betting_open", "shaking", "betting_closed"])
-def test_server_kill_cancels_the_round_in_progress_and_refunds(
-    bench: Bench, make_schedule: Make, phase: str
-) -> None:
+def test_server_kill_cancels_the_round_in_progress_and_refunds(bench: Bench, make_schedule: Make, phase: str) -> None:
     result = run(bench, make_schedule, fault("server_kill", at={"round": 1, "phase": phase}, duration=0.5))
     end = ends(result)["1"]
     assert (end.kind, end.clause, end.reason) == ("cancelled", "ERR-3", "server restart")
