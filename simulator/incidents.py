@@ -6,9 +6,10 @@ passes the random ones through. Both use this one path, so a scripted scenario e
 random incident does.
 
 Every call consumes a fixed number of draws whatever the answer. Token and shaker draws are budgeted per round: each
-round takes a fixed block from its stream, sized for two shakes and two lifts, and only a third shake or lift in a
-round draws from an overflow stream. So a script that adds a re-shake to round 3 (a standing token, a drop) leaves
-the outcome of every other round unchanged; later rounds' timings shift only because round 3 took longer.
+round takes a fixed block from its stream, sized for two shakes and two lifts; a third shake or lift in a round
+draws from an overflow stream of that round alone (seeded by the round number). So a script that adds re-shakes to
+round 3 (a standing token, a drop) leaves the outcome of every other round unchanged; later rounds' timings shift
+only because round 3 took longer.
 """
 
 from __future__ import annotations
@@ -78,8 +79,9 @@ class RandomIncidents:
         self.profile = profile
         self._tokens: Stream = streams.stream(Subsystem.TOKENS)
         self._shaker: Stream = streams.stream(Subsystem.SHAKER)
-        self._tokens_overflow: Stream = streams.stream(Subsystem.TOKENS, 1)
-        self._shaker_overflow: Stream = streams.stream(Subsystem.SHAKER, 1)
+        self._streams = streams
+        self._tokens_overflow: Stream | None = None
+        self._shaker_overflow: Stream | None = None
         self._round = -1
         self._token_block: list[float] = []
         self._shaker_block: list[float] = []
@@ -110,16 +112,21 @@ class RandomIncidents:
             self._round = round_no
             self._token_block = self._tokens.block(_TOKEN_DRAWS * 2)
             self._shaker_block = self._shaker.block(_SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
+            self._tokens_overflow = self._shaker_overflow = None
         tb, sb = self._token_block, self._shaker_block
         if len(tb) >= tokens:
             t = tb[-tokens:] if tokens else []
             del tb[len(tb) - tokens :]
         else:
+            if self._tokens_overflow is None:
+                self._tokens_overflow = self._streams.stream(Subsystem.TOKENS, 1, round_no)
             t = self._tokens_overflow.block(tokens)
         if len(sb) >= shaker:
             b = sb[-shaker:]
             del sb[len(sb) - shaker :]
         else:
+            if self._shaker_overflow is None:
+                self._shaker_overflow = self._streams.stream(Subsystem.SHAKER, 1, round_no)
             b = self._shaker_overflow.block(shaker)
         return t, b
 

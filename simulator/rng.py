@@ -82,6 +82,8 @@ class Streams:
             raise ValueError(f"seed must be >= 0, got {root_seed}")
         self.root_seed = root_seed
 
-    def stream(self, subsystem: Subsystem, index: int = 0) -> Stream:
-        """The stream of ``subsystem`` (and of its ``index``-th member, e.g. a seat). Same arguments, same draws."""
-        return Stream(np.random.SeedSequence(entropy=self.root_seed, spawn_key=(int(subsystem), index)))
+    def stream(self, subsystem: Subsystem, index: int = 0, *sub: int) -> Stream:
+        """The stream of ``subsystem`` (and of its ``index``-th member, e.g. a seat; ``sub`` narrows further, e.g.
+        to one round). Same arguments, same draws; different arguments, independent streams."""
+        key = (int(subsystem), index, *sub)
+        return Stream(np.random.SeedSequence(entropy=self.root_seed, spawn_key=key))

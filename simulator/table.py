@@ -57,6 +57,8 @@ class RoundBook:
     reshakes: int = 0
     ended: bool = False
     paused_since: float | None = None
+    pause_depth: int = 0
+    deadline: float | None = None  # the betting deadline first shown by the fixed lamp
     paused_total: float = 0.0
     resumed: simpy.Event | None = field(default=None)
 
@@ -133,20 +135,27 @@ class Table:
             self.finished.succeed()
 
     def pause(self, book: RoundBook, reason: PauseReason) -> None:
-        """ERR-1: the table stops; with the fixed lamp, the lamp shows PAUSED."""
-        book.paused_since = self.env.now
-        book.resumed = self.env.event()
+        """ERR-1: the table stops; with the fixed lamp, the lamp shows PAUSED. Pauses nest: a second problem
+        during a pause extends it, and the table resumes only when every problem is resolved."""
         self.emit(Paused(self.env.now, book.round, reason))
-        if not self.external_lamp:
-            self.lamp.set(LampState.PAUSED, book.round)
+        book.pause_depth += 1
+        if book.pause_depth == 1:
+            book.paused_since = self.env.now
+            book.resumed = self.env.event()
+            if not self.external_lamp:
+                self.lamp.set(LampState.PAUSED, book.round)
 
     def resume(self, book: RoundBook) -> None:
-        """ERR-2: the problem is resolved; the betting deadline moves by the pause's length."""
-        assert book.paused_since is not None and book.resumed is not None
-        book.paused_total += self.env.now - book.paused_since
-        book.paused_since = None
+        """ERR-2: a problem is resolved; when none is left, the betting deadline moves by the pause's length."""
+        assert book.paused_since is not None and book.resumed is not None and book.pause_depth > 0
         self.emit(Resumed(self.env.now, book.round))
-        book.resumed.succeed()
+        book.pause_depth -= 1
+        if book.pause_depth == 0:
+            book.paused_total += self.env.now - book.paused_since
+            book.paused_since = None
+            book.resumed.succeed()
+            if not self.external_lamp and book.deadline is not None and self.lamp.state is LampState.PAUSED:
+                self.lamp.set(LampState.BETTING_OPEN, book.round, book.deadline + book.paused_total)
 
     def _problem(self, book: RoundBook, problem: Problem) -> Proc:
         yield self.env.timeout(problem.after)
@@ -238,6 +247,7 @@ class FixedScheduleController:
             lamp.set(LampState.BETTING_OPEN, round_no, deadline)
             emit(RoundOpened(env.now, round_no, deadline))
             book = table.book_for(round_no)
+            book.deadline = deadline
             accounted = 0.0
             while True:
                 yield env.timeout(max(deadline - env.now, 0.0))
