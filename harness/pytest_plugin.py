@@ -34,6 +34,7 @@ TAG_PREFIXES = ("clause:", "gli:", "severity:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
 REPO = Path(__file__).resolve().parents[1]
+ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,7 +72,7 @@ def cert(bench: Bench) -> Iterator[CertContext]:
     finally:
         try:
             for name, body in context.evidence().items():
-                allure.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
+                ALLURE.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
                 print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
         finally:
             if context.rig is not None:
@@ -111,16 +112,20 @@ def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, sce
     tags = set(scenario.tags) | set(feature.tags)
     clauses = sorted(t.split(":", 1)[1] for t in tags if t.startswith("clause:"))
     gli = sorted(t.split(":", 1)[1] for t in tags if t.startswith("gli:"))
-    severity = next((t.split(":", 1)[1] for t in tags if t.startswith("severity:")), "critical" if clauses else "normal")
-    allure.dynamic.feature(feature.name)
-    allure.dynamic.story(scenario.name)
-    allure.dynamic.severity(allure.severity_level(severity) if severity in _SEVERITIES else allure.severity_level.NORMAL)
+    severity = next(
+        (t.split(":", 1)[1] for t in tags if t.startswith("severity:")), "critical" if clauses else "normal"
+    )
+    ALLURE.dynamic.feature(feature.name)
+    ALLURE.dynamic.story(scenario.name)
+    ALLURE.dynamic.severity(
+        allure.severity_level(severity) if severity in _SEVERITIES else allure.severity_level.NORMAL
+    )
     for clause in clauses:
-        allure.dynamic.label("clause", clause)
-        allure.dynamic.tag(f"clause:{clause}")
+        ALLURE.dynamic.label("clause", clause)
+        ALLURE.dynamic.tag(f"clause:{clause}")
     for ref in gli:
-        allure.dynamic.label("gli", ref)
-        allure.dynamic.tag(f"gli:{ref}")
+        ALLURE.dynamic.label("gli", ref)
+        ALLURE.dynamic.tag(f"gli:{ref}")
     node = request.node
     node.user_properties.append(("xocdia_scenario", scenario.name))
     node.user_properties.append(("xocdia_clauses", ",".join(clauses)))
@@ -131,8 +136,10 @@ def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, sce
 _SEVERITIES = {s.value for s in allure.severity_level}
 
 
-def pytest_bdd_before_step(request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any) -> None:
-    context = allure.step(f"{step.keyword} {step.name}")
+def pytest_bdd_before_step(
+    request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any
+) -> None:
+    context = ALLURE.step(f"{step.keyword} {step.name}")
     context.__enter__()
     request.node.stash.setdefault(_STEPS_KEY, []).append(context)
 

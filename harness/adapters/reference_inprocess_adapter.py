@@ -11,6 +11,7 @@ This is one of the two harness modules allowed to import ``gameserver`` (the ora
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator, Mapping
 from dataclasses import replace
 from typing import Any
@@ -122,10 +123,8 @@ class InProcessAdapter(GameServerAdapter):
     def _write(port: _Port) -> None:
         out = port.link.take_output()
         if out:
-            try:
+            with contextlib.suppress(TransportClosed):  # an unplugged line loses the bytes; the link retransmits
                 port.transport.write(out)
-            except TransportClosed:
-                pass  # an unplugged line loses the bytes, as a wire does; the link retransmits
 
     def _flush(self) -> None:
         events = self.engine.drain()
@@ -206,4 +205,3 @@ class InProcessAdapter(GameServerAdapter):
         if value is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
         return value
-

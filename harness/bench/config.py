@@ -96,7 +96,9 @@ class _Check:
             raise self.fail(where, "must be a mapping", value)
         unknown = sorted(set(value) - set(keys))
         if unknown:
-            raise self.fail(f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0])
+            raise self.fail(
+                f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0]
+            )
         return value
 
     def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:

@@ -11,6 +11,7 @@ server uses, so a script for "round 1" applies to the first round a scenario ope
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 from collections.abc import Callable, Generator, Mapping
@@ -204,7 +205,9 @@ class Rig:
         found: list[str] = []
 
         def opened() -> bool:
-            found[:] = [e.round_id for e in self.adapter.round_events() if e.kind == "opened" and e.round_id not in known]
+            found[:] = [
+                e.round_id for e in self.adapter.round_events() if e.kind == "opened" and e.round_id not in known
+            ]
             return bool(found)
 
         self.run_until(opened, "the server to open a round")
@@ -291,10 +294,9 @@ class Rig:
     def play_to_end(self, rid: str) -> RoundEvent:
         """Run until the server ends round ``rid``, then until the table has cleared it too (bounded)."""
         self.run_until(lambda: self.server_end(rid) is not None, f"the server to end round {rid}")
-        try:
+        # the server may end the round itself (cancel, void by lamp): then the table is cleared without a verdict
+        with contextlib.suppress(BenchTimeout):
             self.run_until(lambda: self.table_end(rid) is not None, "the table's verdict", timeout=0.5)
-        except BenchTimeout:
-            pass  # the server ended the round itself (cancel, void by lamp): the table was cleared without one
         end = self.server_end(rid)
         assert end is not None
         return end

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import harness.steps
 from harness.bench.config import BenchError, load_bench
 from harness.cli.common import CliError, non_negative_int
 from harness.report.clauses import matches
-import harness.steps
 
 SUITE = Path(harness.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
 
@@ -64,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
         return code or 1
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
     covered = sum(1 for rows in matrix["clauses"].values() if rows)
-    print(f"clause coverage: {covered}/{len(matrix['clauses'])} clauses; "
-          f"scenarios passed {matrix['passed']}, failed {matrix['failed']}")
+    print(
+        f"clause coverage: {covered}/{len(matrix['clauses'])} clauses; "
+        f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
+    )
     print(f"clause matrix: {report / 'clause-matrix.md'}")
     uncovered = matrix["uncovered"]
     if uncovered:

@@ -41,8 +41,10 @@ def run(args: argparse.Namespace) -> int:
     if args.profile:
         bench = replace(bench, profile=args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
-    print(f"bench {bench.name}: {args.rounds} rounds, {args.players} seats, profile {bench.profile}, "
-          f"seed {bench.seed if args.seed is None else args.seed}")
+    print(
+        f"bench {bench.name}: {args.rounds} rounds, {args.players} seats, profile {bench.profile}, "
+        f"seed {bench.seed if args.seed is None else args.seed}"
+    )
     try:
         rig = Rig.build(bench, players, crowd=args.players, seed=args.seed)
     except (AdapterError, ProfileError, ValueError) as exc:
@@ -70,8 +72,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         rig.close()
     print(f"rounds: {args.rounds} ({', '.join(f'{k}: {v}' for k, v in sorted(ends.items()))})")
-    print(f"bets: {len(sent)} sent, {len(accepted)} accepted"
-          + (f", refused {dict(refused)}" if refused else ""))
+    print(f"bets: {len(sent)} sent, {len(accepted)} accepted" + (f", refused {dict(refused)}" if refused else ""))
     print(f"staked {format_money(staked)}, returned {format_money(returned)}")
     print(verdict.summary())
     return 0 if verdict.passed else 1

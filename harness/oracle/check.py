@@ -143,7 +143,12 @@ def _check_bets(rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRou
         if row.returned != want.returned:
             out.append(
                 Difference(
-                    row.round_id, row.bet_id, want.clause, f"returned for {label}", str(want.returned), str(row.returned)
+                    row.round_id,
+                    row.bet_id,
+                    want.clause,
+                    f"returned for {label}",
+                    str(want.returned),
+                    str(row.returned),
                 )
             )
         status = exp_round.status if exp_round is not None else "in_progress"
@@ -151,7 +156,9 @@ def _check_bets(rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRou
             continue
         if row.round_status != status:
             clause = exp_round.clause if exp_round is not None else "DC-3"
-            out.append(Difference(row.round_id, row.bet_id, clause, "round status in the bet record", status, row.round_status))
+            out.append(
+                Difference(row.round_id, row.bet_id, clause, "round status in the bet record", status, row.round_status)
+            )
     return out
 
 

@@ -89,4 +89,3 @@ def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> Expect
     else:
         result = "lose"
     return ExpectedBet(result, returned(bet, reds, stake), rule.clause)
-

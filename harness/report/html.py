@@ -66,7 +66,8 @@ def write_matrix_result(folder: Path, matrix: Matrix) -> None:
 
 
 def _load(folder: Path) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
-    results, extra = [], {}
+    results: list[dict[str, Any]] = []
+    extra: dict[str, list[dict[str, Any]]] = {}
     for path in sorted(folder.glob("*-result.json")):
         results.append(json.loads(path.read_text(encoding="utf-8")))
     for path in sorted(folder.glob("*-container.json")):
@@ -147,6 +148,7 @@ def render(folder: Path, out: Path) -> Path:
 _CSS = (
     "body{font-family:sans-serif;margin:1em}section{border:1px solid #ccc;margin:.5em 0;padding:.3em .8em}"
     ".failed,.broken,.uncovered{background:#fde8e8}.passed{background:#eefbea}.skipped{background:#f4f4f4}"
-    "pre{white-space:pre-wrap;font-size:12px}table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px}"
+    "pre{white-space:pre-wrap;font-size:12px}table{border-collapse:collapse}"
+    "td,th{border:1px solid #bbb;padding:2px 6px}"
     ".labels{color:#555;font-size:12px}"
 )

@@ -108,7 +108,16 @@ def render(steps: list[StepDoc]) -> str:
     for keyword, _module in MODULES:
         lines += [f"## {keyword}", ""]
         for step in (s for s in steps if s.keyword == keyword):
-            lines += [f"### `{step.keyword} {step.phrase}`", "", step.meaning, "", "```gherkin", step.example, "```", ""]
+            lines += [
+                f"### `{step.keyword} {step.phrase}`",
+                "",
+                step.meaning,
+                "",
+                "```gherkin",
+                step.example,
+                "```",
+                "",
+            ]
     return "\n".join(lines)
 
 

@@ -62,7 +62,9 @@ def player_tries(cert: CertContext, player: str, money: str, bet: str) -> None:
 
 
 @when(
-    parsers.re(r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+) and loses the connection before the confirmation")
+    parsers.re(
+        r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+) and loses the connection before the confirmation"
+    )
 )
 def bet_then_drop(cert: CertContext, player: str, money: str, bet: str) -> None:
     """The player's bet request leaves, then the player's connection drops before any answer arrives (DC-2).
@@ -82,9 +84,7 @@ def betting_closes(cert: CertContext) -> None:
     """
     rig = cert.running()
     sim = rig.driver.rounds.get(rig.current_round())
-    rig.run_until(
-        lambda: any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth), "betting to close"
-    )
+    rig.run_until(lambda: any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth), "betting to close")
 
 
 @when("the dealer has finished shaking")
@@ -151,4 +151,3 @@ def seconds_pass(cert: CertContext, seconds: float) -> None:
     Example: When 0.5 seconds pass
     """
     cert.running().run_for(seconds)
-

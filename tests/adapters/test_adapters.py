@@ -69,7 +69,13 @@ def test_http_adapter_on_a_real_server_process(tmp_path: Path) -> None:
         kinds = [(e.round_id, e.kind, e.clause) for e in adapter.round_events()]
         assert kinds == [("1", "opened", ""), ("1", "cancelled", "ERR-3")]
         (row,) = adapter.bet_record("alice")
-        assert (row.bet_type, row.wagered, row.result, row.returned, row.round_status) == ("big", 1000, "refund", 1000, "cancelled")
+        assert (row.bet_type, row.wagered, row.result, row.returned, row.round_status) == (
+            "big",
+            1000,
+            "refund",
+            1000,
+            "cancelled",
+        )
         assert adapter.balance("alice") == 10_000
         adapter.disconnect("alice")
         with pytest.raises(AdapterError, match="not_connected"):

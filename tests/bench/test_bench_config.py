@@ -20,7 +20,12 @@ def test_shipped_benches_load(name: str) -> None:
 def test_shipped_bench_values() -> None:
     inproc, hil = load_bench("in-process"), load_bench("local-hil")
     assert (inproc.server.kind, inproc.transport, inproc.realtime) == ("in-process", "memory", False)
-    assert (hil.server.kind, hil.transport, hil.realtime, hil.server.command) == ("command", "pty", True, ("xocdia-server",))
+    assert (hil.server.kind, hil.transport, hil.realtime, hil.server.command) == (
+        "command",
+        "pty",
+        True,
+        ("xocdia-server",),
+    )
     assert hil.server.adapter == "harness.adapters.reference_http_adapter:HttpAdapter"
     staging = load_bench(BENCH_DIR / "staging.example.yaml")
     assert (staging.faults_allowed, staging.device_urls["console"]) == (False, "/dev/ttyUSB4")
@@ -38,14 +43,23 @@ BASE: dict[str, Any] = {"server": {"kind": "in-process"}, "devices": {"transport
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"server": {"kind": "cloud"}}, "bench.yaml: server.kind: must be one of in-process, command, url; got 'cloud'"),
-        ({"devices": {"transport": "tty"}}, "bench.yaml: devices.transport: must be one of memory, pty, url; got 'tty'"),
+        (
+            {"server": {"kind": "cloud"}},
+            "bench.yaml: server.kind: must be one of in-process, command, url; got 'cloud'",
+        ),
+        (
+            {"devices": {"transport": "tty"}},
+            "bench.yaml: devices.transport: must be one of memory, pty, url; got 'tty'",
+        ),
         ({"seeed": 3}, "bench.yaml: seeed: unknown field; allowed: name, server, devices"),
         ({"timing": {"betting_s": -1}}, "bench.yaml: timing.betting_s: must be a number of seconds in [0.001, 3600.0]"),
         ({"faults_allowed": "yes"}, "bench.yaml: faults_allowed: must be true or false; got 'yes'"),
         ({"server": {"kind": "url", "url": "ftp://x"}}, "bench.yaml: server.url: must be an http:// or https:// URL"),
         ({"server": {"kind": "in-process", "adapter": "nodots"}}, "bench.yaml: server.adapter: must be a dotted path"),
-        ({"devices": {"transport": "pty"}}, "bench.yaml: devices.transport: must be memory when server.kind is in-process"),
+        (
+            {"devices": {"transport": "pty"}},
+            "bench.yaml: devices.transport: must be memory when server.kind is in-process",
+        ),
         ({"devices": {"transport": "memory", "urls": {"bell": "x"}}}, "bench.yaml: devices.urls: must be one of bowl"),
     ],
 )

@@ -33,7 +33,9 @@ def test_certify_rejects_a_bad_bench_in_one_line(tmp_path: Path) -> None:
     bench.write_text("server: {kind: cloud}\ndevices: {transport: memory}\n", encoding="utf-8")
     done = _cli("certify", "--bench", str(bench))
     assert done.returncode == 2
-    assert done.stderr == "xocdia-hil: error: b.yaml: server.kind: must be one of in-process, command, url; got 'cloud'\n"
+    assert (
+        done.stderr == "xocdia-hil: error: b.yaml: server.kind: must be one of in-process, command, url; got 'cloud'\n"
+    )
 
 
 def test_certify_rejects_a_bad_tag_expression() -> None:
