@@ -30,22 +30,29 @@ SUBCOMMANDS: tuple[str, ...] = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full parser with every registered subcommand."""
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser with every registered subcommand, or with just ``only`` (a subcommand name).
+
+    Building a single subcommand's parser imports only its module, so ``xocdia-hil simulate`` does not pay for
+    scipy and matplotlib, which other subcommands need.
+    """
     parser = OneLineParser(
         prog="xocdia-hil",
         description="Hardware-in-the-loop bench and certification harness for the live Xoc Dia table.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for module_name in SUBCOMMANDS:
-        importlib.import_module(module_name).register(subparsers)
+        if only is None or module_name.rsplit(".", 1)[1] == only:
+            importlib.import_module(module_name).register(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status (0 ok, 1 a check failed, 2 a usage or input error)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    names = {module_name.rsplit(".", 1)[1] for module_name in SUBCOMMANDS}
+    parser = build_parser(args_list[0] if args_list and args_list[0] in names else None)
+    args = parser.parse_args(args_list)
     try:
         status: int = args.func(args)
     except CliError as exc:
