@@ -28,7 +28,8 @@ from harness.faults.checkers import CheckReport, check_all
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
 from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault, Schedule, plan
-from harness.faults.servers import Faultable, faultable_adapter_path
+from harness.faults.proxy import FaultProxy
+from harness.faults.servers import Faultable, ProxiedPlayers, faultable_adapter_path
 from harness.oracle.expect import ExpectedRound, expected_rounds
 from harness.transports.faults import FaultRates
 from simulator.bets import BetType
@@ -145,6 +146,10 @@ class _Run:
         self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
         self._check_supported()
         self.links = PlayerLinks(schedule.player_ids)
+        self.proxies: dict[str, FaultProxy] = {}
+        if isinstance(adapter, ProxiedPlayers):
+            found = {p: adapter.player_proxy(p) for p in schedule.player_ids}
+            self.proxies = {p: proxy for p, proxy in found.items() if proxy is not None}
         self.rngs = {p: random.Random(f"{seed}/player/{p}") for p in schedule.player_ids}
         self.connected: set[str] = set()
         self.pending = list(range(len(faults)))  # faults not fired yet
@@ -308,7 +313,7 @@ class _Run:
         if route.mode == "down":
             self.history.add(self.now, player, "fail", "bet", detail="disconnected: not sent", **fields)
             return
-        if route.delay > 0:
+        if route.delay > 0 and player not in self.proxies:  # a proxied link delays the bytes itself
             yield self.env.timeout(route.delay)
         if route.mode == "blackhole":
             self.history.add(self.now, player, "unknown", "bet", detail="blackhole: no reply", **fields)
@@ -396,10 +401,13 @@ class _Run:
             self.connected.clear()
         elif f.kind.startswith("player_"):
             self.links.apply(f)
+            who = self.schedule.player_ids if f.target == "all" else (f.target,)
             if f.kind == "player_disconnect":
-                for p in self.schedule.player_ids if f.target == "all" else (f.target,):
-                    self.rig.adapter.disconnect(p)
+                for p in who:
                     self.connected.discard(p)
+                    if p not in self.proxies:
+                        self.rig.adapter.disconnect(p)
+            self._sync_proxies(who)
         else:
             self._apply_serial(f.target)
 
@@ -417,10 +425,21 @@ class _Run:
                 for p in self.schedule.player_ids:
                     self._connect(p)
         elif f.kind.startswith("player_"):
-            for p in self.links.heal(f):
+            back = self.links.heal(f)
+            self._sync_proxies(self.schedule.player_ids if f.target == "all" else (f.target,))
+            for p in back:
+                if p in self.proxies:
+                    self.rig.adapter.disconnect(p)  # the client notices its dead stream and reconnects
                 self._connect(p)
         else:
             self._apply_serial(f.target)
+
+    def _sync_proxies(self, players: tuple[str, ...]) -> None:
+        """Make each proxied player's link do what the active faults say (disconnect: RST and refuse; latency)."""
+        for p in players:
+            proxy = self.proxies.get(p)
+            if proxy is not None:
+                proxy.set(down=self.links.down(p), latency=self.links.route(p).delay)
 
     def _apply_serial(self, device: str) -> None:
         """Set the device line's fault rates and plug state from the serial faults active on it now."""
@@ -462,6 +481,8 @@ class _Run:
             self.active.remove((_, f))
             self._heal(f)
         self.links.heal_all()
+        for proxy in self.proxies.values():
+            proxy.heal()
         if self.control is not None and not self.control.server_up:
             self.control.restart_server()
         for p in self.schedule.player_ids:

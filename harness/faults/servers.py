@@ -31,6 +31,7 @@ from gameserver.protocol import Decoder
 from harness.adapters.base import AdapterError, BetRecordRow, BetReply, RoundEvent, ServerSetup
 from harness.adapters.reference_http_adapter import HttpAdapter
 from harness.adapters.reference_inprocess_adapter import SERVICE_S, InProcessAdapter
+from harness.faults.proxy import FaultProxy, ProxyHub
 from harness.transports.base import Transport
 from harness.transports.faults import FaultyTransport
 
@@ -56,6 +57,14 @@ class Faultable(Protocol):
 
     def serial_port(self, device: str) -> FaultyTransport | None:
         """The server end of a device line, wrapped for serial faults; None when this bench cannot fault it."""
+
+
+@runtime_checkable
+class ProxiedPlayers(Protocol):
+    """An adapter whose players reach the server through :class:`harness.faults.proxy.FaultProxy` links."""
+
+    def player_proxy(self, player_id: str) -> FaultProxy | None:
+        """The player's proxy, or None when that player is not proxied."""
 
 
 def faultable_adapter_path(path: str) -> str:
@@ -163,11 +172,58 @@ class FaultableInProcessAdapter(InProcessAdapter):
 
 
 class FaultableHttpAdapter(HttpAdapter):
-    """See the module docstring. Serial faults are not available here (the server owns its pty ends)."""
+    """See the module docstring. Serial faults are not available here (the server owns its pty ends).
+
+    Each player's requests and event stream go through their own :class:`FaultProxy` on loopback (option
+    ``player_proxy: false`` turns that off); the supervisor and the final read go direct.
+    """
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._argv: list[str] = []
+        self._hub: ProxyHub | None = None
+        self._proxies: dict[str, FaultProxy] = {}
+
+    def start(self, setup: ServerSetup) -> None:
+        super().start(setup)
+        if self.options.get("player_proxy", True):
+            self._hub = ProxyHub()
+            self._proxies = {p.player_id: self._hub.proxy(self._host, self._port) for p in setup.players}
+
+    def stop(self) -> None:
+        try:
+            super().stop()
+        finally:
+            if self._hub is not None:
+                self._hub.close()
+                self._hub = None
+
+    def player_proxy(self, player_id: str) -> FaultProxy | None:
+        return self._proxies.get(player_id)
+
+    def _through(self, player_id: str) -> int:
+        """Point this adapter at the player's proxy; returns the direct port to restore."""
+        direct = self._port
+        proxy = self._proxies.get(player_id)
+        if proxy is not None:
+            self._port = proxy.port
+        return direct
+
+    def connect(self, player_id: str) -> None:
+        direct = self._through(player_id)
+        try:
+            super().connect(player_id)
+        finally:
+            self._port = direct
+
+    def place_bet(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
+    ) -> BetReply:
+        direct = self._through(player_id)
+        try:
+            return super().place_bet(player_id, client_bet_id, bet_type, stake, lose_reply=lose_reply)
+        finally:
+            self._port = direct
 
     @property
     def server_up(self) -> bool:
@@ -199,6 +255,8 @@ class FaultableHttpAdapter(HttpAdapter):
             raise AdapterError("start_failed", f"cannot restart the server: {exc.strerror}") from None
         threading.Thread(target=self._pump, daemon=True).start()
         self._port = self._wait_listening()
+        for proxy in self._proxies.values():
+            proxy.retarget(self._host, self._port)
 
 
 def _with_devices(setup: ServerSetup, devices: Mapping[str, Any]) -> ServerSetup:
