@@ -27,8 +27,8 @@ from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
 from harness.faults.checkers import CheckReport, check_all
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
-from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault, Schedule, plan
 from harness.faults.proxy import FaultProxy
+from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault, Schedule, plan
 from harness.faults.servers import Faultable, ProxiedPlayers, faultable_adapter_path
 from harness.oracle.expect import ExpectedRound, expected_rounds
 from harness.transports.faults import FaultRates
