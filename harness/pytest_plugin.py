@@ -29,7 +29,13 @@ from harness.report.clauses import ScenarioResult, build_matrix, matches, rule_c
 from harness.report.html import write_matrix_result
 from harness.steps.context import CertContext
 
-STEP_MODULES = ("harness.steps.given", "harness.steps.when", "harness.steps.then", "harness.steps.stats")
+STEP_MODULES = (
+    "harness.steps.given",
+    "harness.steps.when",
+    "harness.steps.then",
+    "harness.steps.stats",
+    "harness.faults.steps",  # features/faults (fault injection)
+)
 TAG_PREFIXES = ("clause:", "gli:", "severity:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
