@@ -40,7 +40,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
   @clause:ERR-1 @clause:ERR-2
   Scenario: A problem at the table is resolved quickly: the round resumes and settles
     Given round 1 lands w r w r
-    And in round 1 a problem stops the table after 0.5 s and is solved after 0.3 s
+    And in round 1 a problem stops the table after 0.7 s and is solved after 0.3 s
     When round 1 opens
     And alice bets 1,000 on two_red
     And the round is played to the end
