@@ -1,7 +1,8 @@
 """The xocdia pytest plugin (entry point ``pytest11: xocdia``): benches, certification steps, evidence, matrix.
 
-- ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench`` and
-  ``cert`` (a scenario's :class:`~harness.steps.context.CertContext`; its rig is closed after the scenario).
+- ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench``,
+  ``cert`` (a scenario's :class:`~harness.steps.context.CertContext`; its rig is closed after the scenario),
+  ``players``, ``table`` (the running rig) and ``oracle`` (a callable returning the verdict so far).
 - ``--tags EXPR``: run only scenarios whose tags match (``clause:SH-3 or gli:4.16``).
 - ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
 - Step definitions (``harness.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
@@ -25,6 +26,8 @@ import allure
 import pytest
 
 from harness.bench.config import Bench, BenchError, load_bench
+from harness.bench.rig import Rig
+from harness.oracle.check import Verdict
 from harness.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.report.html import write_matrix_result
 from harness.steps.context import CertContext
@@ -36,7 +39,7 @@ STEP_MODULES = (
     "harness.steps.stats",
     "harness.faults.steps",  # features/faults (fault injection)
 )
-TAG_PREFIXES = ("clause:", "gli:", "severity:")
+TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
 REPO = Path(__file__).resolve().parents[1]
@@ -85,6 +88,24 @@ def cert(bench: Bench) -> Iterator[CertContext]:
                 context.rig.close()
 
 
+@pytest.fixture
+def players(cert: CertContext) -> dict[str, int]:
+    """The scenario's players and opening balances (filled by ``Given player ... has a balance of ...``)."""
+    return cert.players
+
+
+@pytest.fixture
+def table(cert: CertContext) -> Rig:
+    """The running bench rig (emulated table, devices, server adapter), built on first use."""
+    return cert.running()
+
+
+@pytest.fixture
+def oracle(cert: CertContext) -> Callable[[], Verdict]:
+    """Judge everything the server reported so far: ``oracle().passed``, ``oracle().differences``."""
+    return cert.verdict
+
+
 # ---------------------------------------------------------------------------------------------------- tags
 @pytest.hookimpl(tryfirst=True)
 def pytest_bdd_apply_tag(tag: str, function: Callable[..., Any]) -> bool | None:
@@ -100,13 +121,23 @@ def _tags(item: pytest.Item) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect scenarios that do not match ``--tags``, and scenarios tagged ``@bench:NAME`` for other benches
+    (a scenario that needs what only some benches have, e.g. serial fault injection in-process)."""
     expression = str(config.getoption("--tags"))
-    if not expression:
-        return
     try:
-        keep = [i for i in items if matches(expression, _tags(i))]
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        bench_name = load_bench(str(config.getoption("--bench"))).name
+    except BenchError:
+        bench_name = ""  # the bench fixture reports the error when a scenario needs it
+    keep: list[pytest.Item] = []
+    for item in items:
+        tags = _tags(item)
+        benches = {t.split(":", 1)[1] for t in tags if t.startswith("bench:")}
+        try:
+            wanted = matches(expression, tags)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if wanted and (not benches or not bench_name or bench_name in benches):
+            keep.append(item)
     dropped = [i for i in items if i not in keep]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
