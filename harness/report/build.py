@@ -24,22 +24,29 @@ NPX_TIMEOUT_S = 300
 
 
 def build_with_allure(results: Path, out: Path) -> Path | None:
-    """Run Allure 3 through npx; returns ``out/index.html``, or None when that route is not available."""
+    """Run Allure 3 through npx into a fresh folder and copy its single-file ``index.html`` to ``out``; returns
+    ``out/index.html``, or None when that route is not available."""
     npx = shutil.which("npx")
     if npx is None:
         return None
     with tempfile.TemporaryDirectory(prefix="xocdia-allure-") as tmp:
+        html_dir = Path(tmp) / "html"
         config = Path(tmp) / "allurerc.mjs"
         options = {"singleFile": True, "reportName": "xocdia-hil certification"}
-        doc = {"name": "xocdia-hil", "output": str(out.resolve()), "plugins": {"awesome": {"options": options}}}
+        doc = {"name": "xocdia-hil", "output": str(html_dir), "plugins": {"awesome": {"options": options}}}
         config.write_text(f"export default {json.dumps(doc)};\n", encoding="utf-8")
         cmd = [npx, "--yes", ALLURE_PACKAGE, "generate", "--config", str(config), str(results.resolve())]
         try:
             done = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=NPX_TIMEOUT_S, check=False)
         except (OSError, subprocess.TimeoutExpired):
             return None
-    index = out / "index.html"
-    return index if done.returncode == 0 and index.exists() else None
+        # Allure 3 writes the awesome report at the top or, depending on the version, in a plugin subfolder
+        built = next((p for p in (html_dir / "index.html", html_dir / "awesome" / "index.html") if p.exists()), None)
+        if done.returncode != 0 or built is None:
+            return None
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(built, out / "index.html")
+    return out / "index.html"
 
 
 def main(argv: list[str] | None = None) -> int:
