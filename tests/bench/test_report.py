@@ -49,6 +49,7 @@ def test_the_matrix_lists_uncovered_and_failing_clauses() -> None:
     assert [r.title for r in matrix.rows["SH-1"]] == ["overlap", "drop"]
     assert "| SH-1 | 2 | 1 | 1 | FAIL |" in matrix.to_markdown()
     assert "| SH-3 | 0 | 0 | 0 | UNCOVERED |" in matrix.to_markdown()
+    assert [r.title for r in matrix.rows["GLI 4.16"]] == ["drop"]
 
 
 def test_offline_html_shows_the_matrix_and_a_serial_trace(tmp_path: Path) -> None:
