@@ -1,9 +1,10 @@
 """Fault-injection campaign throughput on the in-process bench: rounds/s per worker, and the speed-up of 2 worker
 processes over 1 (target >= 1.7x).
 
-The limit is measured in the same run: the same rounds played by a bare rig (the same bench, players and bets,
-no schedule, no history, no checkers), so ``injector / bare`` is the cost of fault injection, and the 2-worker
-speed-up is printed against the ideal 2.0 and the 1.7 target.
+Two limits are measured in the same run: the same rounds played by a bare rig (the same bench, players and bets,
+no schedule, no history, no checkers), so ``injector / bare`` is the cost of fault injection; and the speed-up
+of 2 processes over 1 on a pure-CPU loop, which is what the machine can give right now (on a shared machine it
+can be far below 2). The campaign's speed-up is printed against both, and against the 1.7 target.
 
     .venv/bin/python benchmarks/bench_campaign.py [--seeds N] [--schedule fixtures/faults/chaos.yaml]
 """
@@ -14,6 +15,7 @@ import argparse
 import os
 import random
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from harness.bench.config import load_bench
@@ -44,6 +46,25 @@ def bare_rounds_per_s(rounds: int, players: int, bets: int) -> float:
         rig.close()
 
 
+def _spin(n: int) -> int:
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+
+def machine_speedup(tasks: int = 16, n: int = 3_000_000) -> float:
+    """Wall-clock speed-up of 2 processes over 1 on a pure-CPU loop (the machine's limit right now)."""
+    walls = []
+    for workers in (1, 2):
+        with ProcessPoolExecutor(workers) as pool:
+            list(pool.map(_spin, [1] * workers))  # start the workers before timing
+            start = time.perf_counter()
+            list(pool.map(_spin, [n] * tasks))
+            walls.append(time.perf_counter() - start)
+    return walls[0] / walls[1]
+
+
 def campaign_rounds_per_s(schedule_text: str, seeds: list[int], workers: int) -> tuple[float, int]:
     start = time.perf_counter()
     summary = run_campaign(LocalExecutor(workers), "in-process", schedule_text, seeds)
@@ -67,9 +88,12 @@ def main() -> None:
     print(f"bare rig (limit):        {bare:8.0f} rounds/s")
     print(f"injector, 1 worker:      {one:8.0f} rounds/s per worker  ({one / bare:.2f} of the bare rig)")
     print(f"injector, 2 workers:     {two:8.0f} rounds/s in all  ({two / 2:.0f} per worker), {rounds} rounds a run")
+    machine = machine_speedup()
     speedup = two / one
     verdict = "ok" if speedup >= 1.7 else "BELOW TARGET"
-    print(f"speed-up 2 workers / 1:  {speedup:.2f}x  ({speedup / 2.0:.2f} of ideal 2.0; target 1.7x: {verdict})")
+    print(f"machine 2 procs / 1:     {machine:.2f}x  (pure-CPU loop: what this machine gives now)")
+    print(f"speed-up 2 workers / 1:  {speedup:.2f}x  ({speedup / machine:.2f} of the machine's, "
+          f"{speedup / 2.0:.2f} of ideal 2.0; target 1.7x: {verdict})")  # fmt: skip
 
 
 if __name__ == "__main__":

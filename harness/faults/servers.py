@@ -100,7 +100,8 @@ class FaultableInProcessAdapter(InProcessAdapter):
         while True:
             now = float(env.now)
             for ft in self._faulty.values():
-                ft.tick(now)
+                if ft.lanes["tx"].out:  # only a delayed or sliced write waits for its time
+                    ft.tick(now)
             yield env.timeout(SERVICE_S)
 
     def _serve(self) -> Generator[simpy.Event, Any, None]:
