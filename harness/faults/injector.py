@@ -67,8 +67,9 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        """No checker found a violation (an aborted run may still pass: nothing it did was lost or wrong)."""
-        return self.report.passed
+        """The final read was taken and no checker found a violation (an aborted run may still pass: nothing it
+        did was lost or wrong). A run whose final read failed cannot be judged and does not pass."""
+        return self.final is not None and self.report.passed
 
 
 def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:

@@ -243,9 +243,8 @@ class FaultableHttpAdapter(HttpAdapter):
         if proc.poll() is None:
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        if proc.stderr is not None:
+            proc.stderr.close()  # stdout is left to its pump thread, which reads to EOF and ends
 
     def restart_server(self) -> None:
         if self.server_up or not self._argv:

@@ -8,7 +8,7 @@ import math
 from dataclasses import replace
 
 from gameserver.model import Phase
-from harness.adapters.base import BetRecordRow, BetReply, RoundEvent
+from harness.adapters.base import AdapterError, BetRecordRow, BetReply, RoundEvent
 from harness.faults.servers import FaultableInProcessAdapter
 
 
@@ -132,3 +132,10 @@ class NoSecondRoundAdapter(FaultableInProcessAdapter):
 
 class BenchBroken(AssertionError):
     """An error the injector does not expect (stands for a bench failure)."""
+
+
+class UnreadableAdapter(FaultableInProcessAdapter):
+    """Plays rounds but never lets anyone read a bet record."""
+
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        raise AdapterError("unreachable", "bet records are down")

@@ -51,3 +51,9 @@ def test_rollback_runs_when_the_server_fails_mid_run(bench: Bench, make_schedule
     heals = [op.detail for op in result.history if op.f == "heal"]
     assert heals == ["serial_unplug(bowl) at round 1 betting_open for 600s"]
     assert result.final is not None
+
+
+def test_a_run_whose_final_read_fails_does_not_pass(bench: Bench, make_schedule: Make) -> None:
+    result = run_schedule(bench, make_schedule(), adapter="faults_doubles:UnreadableAdapter")
+    assert result.final is None and not result.passed
+    assert result.aborted == "final read failed: unreachable: bet records are down"
