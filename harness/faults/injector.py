@@ -320,12 +320,16 @@ class _Run:
             self.history.add(self.now, player, "unknown", "bet", detail="blackhole: no reply", **fields)
             return
         self._connect(player)
+        proxied_reset = route.mode == "reset" and player in self.proxies  # the proxy cuts the answer itself
         try:
-            reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=route.mode == "reset")
+            lose = route.mode == "reset" and not proxied_reset
+            reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=lose)
         except AdapterError as exc:
-            self.history.add(self.now, player, "unknown", "bet", detail=exc.code, **fields)
-            if exc.code == "not_connected":
+            if exc.code == "not_connected":  # refused by the client before anything was sent
                 self.connected.discard(player)
+                self.history.add(self.now, player, "fail", "bet", detail="not connected: not sent", **fields)
+            else:
+                self.history.add(self.now, player, "unknown", "bet", detail=exc.code, **fields)
             return
         if route.mode == "reset":
             self.connected.discard(player)
@@ -431,16 +435,20 @@ class _Run:
             for p in back:
                 if p in self.proxies:
                     self.rig.adapter.disconnect(p)  # the client notices its dead stream and reconnects
+                    self.connected.discard(p)
                 self._connect(p)
         else:
             self._apply_serial(f.target)
 
     def _sync_proxies(self, players: tuple[str, ...]) -> None:
-        """Make each proxied player's link do what the active faults say (disconnect: RST and refuse; latency)."""
+        """Make each proxied player's link do what the active faults say: disconnect (RST and refuse), latency,
+        reset (answers become RSTs). A blackhole is applied by the player's client (the request is not sent): a
+        real one would hold the bench's single thread for the adapter's whole HTTP timeout."""
         for p in players:
             proxy = self.proxies.get(p)
             if proxy is not None:
-                proxy.set(down=self.links.down(p), latency=self.links.route(p).delay)
+                route = self.links.route(p)
+                proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == "reset")
 
     def _apply_serial(self, device: str) -> None:
         """Set the device line's fault rates and plug state from the serial faults active on it now."""

@@ -6,6 +6,8 @@ faults, switchable at any time from any thread:
 
 - ``latency``: every chunk is delivered ``latency`` seconds late, in both directions;
 - ``blackhole``: bytes from the player are swallowed (the connection stays open, nothing arrives);
+- ``reset_replies``: requests go through, but the first bytes the server sends back abort the connection with
+  a TCP RST instead (the request landed; the player never sees the answer);
 - ``reset()``: every open connection is aborted with a TCP RST (SO_LINGER 0) on both sides;
 - ``down``: new connections are accepted and immediately reset, and ``reset()`` is applied (a disconnect;
   clearing ``down`` is the reconnect).
@@ -70,26 +72,37 @@ class FaultProxy:
         self.port = 0
         self.latency = 0.0
         self.blackhole = False
+        self.reset_replies = False
         self.down = False
         self.connections = 0  # accepted so far (for tests and evidence)
         self.swallowed = 0  # bytes dropped by the blackhole
+        self.replies_reset = 0  # answers turned into an RST
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
 
     # ------------------------------------------------------------------ control (any thread)
-    def set(self, *, latency: float | None = None, blackhole: bool | None = None, down: bool | None = None) -> None:
+    def set(
+        self,
+        *,
+        latency: float | None = None,
+        blackhole: bool | None = None,
+        reset_replies: bool | None = None,
+        down: bool | None = None,
+    ) -> None:
         """Switch faults; ``down=True`` also resets every open connection."""
         if latency is not None:
             self.latency = max(0.0, latency)
         if blackhole is not None:
             self.blackhole = blackhole
+        if reset_replies is not None:
+            self.reset_replies = reset_replies
         if down is not None:
             self.down = down
             if down:
                 self.reset()
 
     def heal(self) -> None:
-        self.set(latency=0.0, blackhole=False, down=False)
+        self.set(latency=0.0, blackhole=False, reset_replies=False, down=False)
 
     def reset(self) -> None:
         """Abort every open connection with an RST."""
@@ -143,6 +156,10 @@ class FaultProxy:
                 if from_player and self.blackhole:
                     self.swallowed += len(data)
                     continue
+                if not from_player and self.reset_replies:
+                    self.replies_reset += 1
+                    await self._reset_all()
+                    break
                 if self.latency > 0:
                     await asyncio.sleep(self.latency)
                 dst.write(data)

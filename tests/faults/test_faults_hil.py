@@ -79,6 +79,19 @@ def test_reset_aborts_an_open_connection_with_rst(proxied: FaultProxy) -> None:
             sock.recv(4096)
 
 
+def test_reset_replies_lets_the_request_through_and_cuts_the_answer(proxied: FaultProxy) -> None:
+    proxied.heal()
+    proxied.set(reset_replies=True)
+    before = proxied.replies_reset
+    try:
+        with pytest.raises((ConnectionResetError, http.client.RemoteDisconnected)):
+            _health(proxied.port)
+        assert proxied.replies_reset == before + 1
+    finally:
+        proxied.heal()
+    assert _health(proxied.port) == 200
+
+
 def test_down_refuses_new_connections_until_healed(proxied: FaultProxy) -> None:
     proxied.set(down=True)
     try:
@@ -93,6 +106,8 @@ def test_kill_restart_and_disconnect_lose_nothing(make_schedule: Make) -> None:
     schedule = make_schedule(
         fault("server_kill", at={"round": 1, "phase": "shaking"}, duration=0.3),
         fault("player_disconnect", target="p2", at={"round": 2, "phase": "betting_open"}, duration=0.8),
+        fault("player_reset", target="p1", at={"round": 3, "phase": "betting_open"}, duration=2.0),
+        rounds=3,
         bets_per_round=1,
         targets={"devices": []},
     )
@@ -102,5 +117,7 @@ def test_kill_restart_and_disconnect_lose_nothing(make_schedule: Make) -> None:
     end1 = next(e for e in result.final.events if e.round_id == "1" and e.ends_round)
     assert (end1.kind, end1.reason) == ("cancelled", "server restart")
     assert all(r.result == "refund" for rows in result.final.records.values() for r in rows if r.round_id == "1")
-    p2_round2 = [op for op in bet_ops(result.history, "p2") if op.round_id != "1" and op.type != "ok"]
+    p2_round2 = [op for op in bet_ops(result.history, "p2") if op.t > 1.0 and op.type != "ok"]
     assert [op.detail for op in p2_round2] == ["disconnected: not sent"]
+    p1_cut = [op for op in bet_ops(result.history, "p1") if op.type == "unknown"]
+    assert [op.detail for op in p1_cut] == ["unreachable"]  # the proxy turned the answer into an RST
