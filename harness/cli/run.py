@@ -13,11 +13,11 @@ from dataclasses import replace
 from typing import Any
 
 from harness.adapters.base import AdapterError
-from harness.bench.config import BenchError, load_bench
+from harness.bench.config import Bench, BenchError, load_bench
 from harness.bench.rig import BenchTimeout, Rig
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.steps.context import format_money
-from simulator.profile import ProfileError
+from simulator.profile import ProfileError, load_profile
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)
 VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
@@ -29,8 +29,25 @@ def register(subparsers: Any) -> None:
     p.add_argument("--rounds", type=positive_int, default=30, help="rounds to play (default 30)")
     p.add_argument("--players", type=non_negative_int, default=4, help="seats of the random crowd (default 4)")
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
-    p.add_argument("--profile", default="", help="table profile (default: the bench's)")
+    p.add_argument("--profile", default="", help="table profile (default: the bench's); the server's timings follow it")
     p.set_defaults(func=run)
+
+
+def _with_profile(bench: Bench, name: str) -> Bench:
+    """The bench with another table profile; the server's timings follow the profile's table (betting period,
+    round gap) with waits long enough for its dealer. Raises CliError for an unknown profile."""
+    try:
+        table = load_profile(name).table
+    except ProfileError as exc:
+        raise CliError(str(exc)) from None
+    timing = replace(
+        bench.timing,
+        betting_s=table.betting_period,
+        round_gap_s=table.round_gap,
+        result_timeout_s=max(bench.timing.result_timeout_s, 4 * table.betting_period),
+        step_timeout_s=max(bench.timing.step_timeout_s, 10 * table.betting_period + 2 * table.pause_timeout),
+    )
+    return replace(bench, profile=name, timing=timing)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     except BenchError as exc:
         raise CliError(str(exc)) from None
     if args.profile:
-        bench = replace(bench, profile=args.profile)
+        bench = _with_profile(bench, args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
     print(
         f"bench {bench.name}: {args.rounds} rounds, {args.players} seats, profile {bench.profile}, "
