@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             end = rig.play_to_end(rid)
             ends[end.kind if end.kind == "settled" else f"{end.kind} {end.clause}"] += 1
             progress.update(done)
+            if not progress.enabled:  # no terminal (CI logs): one line per round instead of the bar
+                print(f"round {done}/{args.rounds}: {end.kind} {end.faces or end.clause}", file=sys.stderr, flush=True)
         rig.run_for(0.2)  # let the last acknowledgements travel
         progress.close()
         verdict = rig.verdict()
