@@ -182,6 +182,7 @@ class FaultableHttpAdapter(HttpAdapter):
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._argv: list[str] = []
+        self._dead: list[subprocess.Popen[str]] = []
         self._hub: ProxyHub | None = None
         self._proxies: dict[str, FaultProxy] = {}
 
@@ -192,9 +193,17 @@ class FaultableHttpAdapter(HttpAdapter):
             self._proxies = {p.player_id: self._hub.proxy(self._host, self._port) for p in setup.players}
 
     def stop(self) -> None:
+        live = self._proc
         try:
             super().stop()
         finally:
+            if live is not None:
+                self._dead.append(live)  # HttpAdapter.stop leaves its pipes open (ResourceWarning)
+            for proc in self._dead:
+                for stream in (proc.stdout, proc.stderr):
+                    if stream is not None:
+                        stream.close()
+            self._dead.clear()
             if self._hub is not None:
                 self._hub.close()
                 self._hub = None
@@ -244,7 +253,8 @@ class FaultableHttpAdapter(HttpAdapter):
             os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         if proc.stderr is not None:
-            proc.stderr.close()  # stdout is left to its pump thread, which reads to EOF and ends
+            proc.stderr.close()
+        self._dead.append(proc)  # its stdout is left to its pump thread (reads to EOF); closed at stop
 
     def restart_server(self) -> None:
         if self.server_up or not self._argv:
