@@ -10,6 +10,7 @@ paragraph, and the line starting ``Example:``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import inspect
 import re
 import sys
@@ -24,6 +25,12 @@ from harness.steps import given, then, when
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "steps.md"
 MODULES: tuple[tuple[str, ModuleType], ...] = (("Given", given), ("When", when), ("Then", then))
+#: Step areas written by other parts of the harness: documented with an example taken from the feature files.
+OTHER_AREAS: tuple[tuple[str, str], ...] = (
+    ("Statistics (`features/rtp.feature`, `features/fairness.feature`)", "harness.steps.stats"),
+    ("Fault injection (`features/faults/`)", "harness.faults.steps"),
+)
+FEATURES = Path(__file__).resolve().parents[2] / "features"
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 
 
@@ -33,6 +40,11 @@ class StepDoc:
     phrase: str
     meaning: str
     example: str
+
+
+def _contexts() -> dict[Any, Any]:
+    """Step function → its pytest-bdd step context (type, parser)."""
+    return {c.step_func: c for c in list(step_function_context_registry.values())}
 
 
 def _phrases() -> dict[Any, str]:
@@ -71,7 +83,39 @@ def collect() -> list[StepDoc]:
     return out
 
 
-def render(steps: list[StepDoc]) -> str:
+def collect_other() -> list[tuple[str, list[StepDoc]]]:
+    """The other step areas: phrase, docstring (if any) and the first line of ``features/`` that uses it."""
+    lines = [
+        ln.strip()
+        for path in sorted(FEATURES.rglob("*.feature"))
+        for ln in path.read_text(encoding="utf-8").splitlines()
+        if ln.strip().split(" ", 1)[0] in ("Given", "When", "Then", "And", "But")
+    ]
+    modules: list[tuple[str, ModuleType]] = []
+    for title, module_name in OTHER_AREAS:
+        try:
+            modules.append((title, importlib.import_module(module_name)))
+        except ImportError:
+            continue
+    contexts, phrases = _contexts(), _phrases()
+    out: list[tuple[str, list[StepDoc]]] = []
+    for title, module in modules:
+        funcs = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f in contexts]
+        funcs.sort(key=lambda f: f.__code__.co_firstlineno)
+        docs = []
+        for func in funcs:
+            context = contexts[func]
+            keyword = str(context.type or "given").capitalize()
+            example = next((ln for ln in lines if context.parser.is_matching(ln.split(" ", 1)[1])), "")
+            if example and not example.startswith(keyword):
+                example = f"{keyword} {example.split(' ', 1)[1]}"
+            meaning = " ".join((inspect.getdoc(func) or "").split("\n\n", 1)[0].split())
+            docs.append(StepDoc(keyword, phrases[func], meaning, example))
+        out.append((title, docs))
+    return out
+
+
+def render(steps: list[StepDoc], other: list[tuple[str, list[StepDoc]]] | None = None) -> str:
     lines = [
         "# Step vocabulary",
         "",
@@ -119,6 +163,17 @@ def render(steps: list[StepDoc]) -> str:
                 "```",
                 "",
             ]
+    for title, docs in other or []:
+        lines += [
+            f"## {title}",
+            "",
+            "Steps of another part of the harness; examples are lines of the shipped features.",
+            "",
+        ]
+        for doc in docs:
+            lines += [f"### `{doc.keyword} {doc.phrase}`", ""]
+            lines += [doc.meaning, ""] if doc.meaning else []
+            lines += ["```gherkin", doc.example, "```", ""] if doc.example else []
     return "\n".join(lines)
 
 
@@ -127,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/steps.md is not up to date")
     parser.add_argument("--out", type=Path, default=DOC)
     args = parser.parse_args(argv)
-    text = render(collect())
+    text = render(collect(), collect_other())
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
         if current != text:
