@@ -24,14 +24,13 @@ import simpy
 from harness.adapters.base import AdapterError
 from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
+from harness.faults.apply import Applier, Sessions
 from harness.faults.checkers import CheckReport, check_all
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
-from harness.faults.proxy import FaultProxy
-from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault, Schedule, plan
-from harness.faults.servers import Faultable, ProxiedPlayers, faultable_adapter_path
+from harness.faults.schedule import Fault, Schedule, plan
+from harness.faults.servers import faultable_adapter_path
 from harness.oracle.expect import ExpectedRound, expected_rounds
-from harness.transports.faults import FaultRates
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, ShakeStarted
 
@@ -143,18 +142,15 @@ class _Run:
         self.faults = faults
         self.progress = progress
         self.history = History()
-        adapter = rig.adapter
-        self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
-        self._check_supported()
         self.links = PlayerLinks(schedule.player_ids)
-        self.proxies: dict[str, FaultProxy] = {}
-        if isinstance(adapter, ProxiedPlayers):
-            found = {p: adapter.player_proxy(p) for p in schedule.player_ids}
-            self.proxies = {p: proxy for p, proxy in found.items() if proxy is not None}
+        self.sessions = Sessions(rig.adapter, self.links, self.history, lambda: self.now)
+        self.applier = Applier(rig.adapter, schedule.player_ids, self.sessions, self.history, lambda: self.now)
+        for f in faults:
+            why = self.applier.supports(f)
+            if why:
+                raise InjectionRefused(f"{f.describe()}: {why} (bench {rig.bench.name!r})")
         self.rngs = {p: random.Random(f"{seed}/player/{p}") for p in schedule.player_ids}
-        self.connected: set[str] = set()
         self.pending = list(range(len(faults)))  # faults not fired yet
-        self.active: list[tuple[float, Fault]] = []  # (heal at, fault)
         self.round_no = 0
         self.rid = ""
         self.phases: set[str] = set()
@@ -169,22 +165,13 @@ class _Run:
         self.t0 = float(self.env.now)
         self.slice = SLICE_REAL if rig.bench.realtime else SLICE_VIRTUAL
 
-    def _check_supported(self) -> None:
-        for f in self.faults:
-            if f.kind == "server_kill" and self.control is None:
-                raise InjectionRefused(f"{f.describe()}: the bench's adapter cannot kill and restart its server")
-            if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
-                raise InjectionRefused(
-                    f"{f.describe()}: serial faults are not available on bench {self.rig.bench.name!r}"
-                )
-
     # ------------------------------------------------------------------ the run
     def execute(self) -> RunResult:
         played = 0
         final: FinalRead | None = None
         try:
             for p in self.schedule.player_ids:
-                self._connect(p)
+                self.sessions.connect(p)
             self.env.process(self._watch())
             self._probe("before")
             for r in range(1, self.schedule.rounds + 1):
@@ -216,24 +203,15 @@ class _Run:
             history_hash=history_hash(ops, final),
             rounds_played=played,
             aborted=self.aborted,
-            serial_counts=self._serial_counts(),
+            serial_counts=self.applier.serial_counts(self.schedule.targets.devices),
         )
-
-    def _serial_counts(self) -> dict[str, dict[str, int]]:
-        out: dict[str, dict[str, int]] = {}
-        for device in self.schedule.targets.devices:
-            port = self.control.serial_port(device) if self.control is not None else None
-            if port is not None:
-                rx, tx = port.counts("rx"), port.counts("tx")
-                out[device] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}
-        return out
 
     @property
     def now(self) -> float:
         return float(self.env.now)
 
     def _up(self) -> bool:
-        return self.control is None or self.control.server_up
+        return self.applier.server_up
 
     def _play_round(self, r: int) -> None:
         rid = self._open_round()
@@ -285,16 +263,6 @@ class _Run:
             self.env.run(until=self.now + self.slice)
 
     # ------------------------------------------------------------------ players
-    def _connect(self, player: str) -> None:
-        if player in self.connected or self.links.down(player):
-            return
-        try:
-            self.rig.adapter.connect(player)
-        except AdapterError as exc:
-            self.history.add(self.now, player, "fail", "connect", detail=exc.code)
-            return
-        self.connected.add(player)
-
     def _player_bets(self, player: str) -> Generator[simpy.Event, Any, None]:
         rng = self.rngs[player]
         window = self.rig.bench.timing.betting_s * 0.9
@@ -314,25 +282,25 @@ class _Run:
         if route.mode == "down":
             self.history.add(self.now, player, "fail", "bet", detail="disconnected: not sent", **fields)
             return
-        if route.delay > 0 and player not in self.proxies:  # a proxied link delays the bytes itself
+        if route.delay > 0 and player not in self.applier.proxies:  # a proxied link delays the bytes itself
             yield self.env.timeout(route.delay)
         if route.mode == "blackhole":
             self.history.add(self.now, player, "unknown", "bet", detail="blackhole: no reply", **fields)
             return
-        self._connect(player)
-        proxied_reset = route.mode == "reset" and player in self.proxies  # the proxy cuts the answer itself
+        self.sessions.connect(player)
+        proxied_reset = route.mode == "reset" and player in self.applier.proxies  # the proxy cuts the answer itself
         try:
             lose = route.mode == "reset" and not proxied_reset
             reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=lose)
         except AdapterError as exc:
             if exc.code == "not_connected":  # refused by the client before anything was sent
-                self.connected.discard(player)
+                self.sessions.forget(player)
                 self.history.add(self.now, player, "fail", "bet", detail="not connected: not sent", **fields)
             else:
                 self.history.add(self.now, player, "unknown", "bet", detail=exc.code, **fields)
             return
         if route.mode == "reset":
-            self.connected.discard(player)
+            self.sessions.forget(player)
             self.history.add(self.now, player, "unknown", "bet", detail="connection reset before the reply", **fields)
         elif reply.accepted:
             self.history.add(self.now, player, "ok", "bet", round_id=reply.round_id, bet_id=reply.bet_id, **fields)
@@ -344,7 +312,7 @@ class _Run:
         while True:
             self._observe()
             self._fire_due()
-            self._heal_due()
+            self.applier.heal_due()
             yield self.env.timeout(self.slice)
 
     def _observe(self) -> None:
@@ -393,83 +361,7 @@ class _Run:
                 self.history.add(self.now, "bench", "info", "skipped", detail=f.describe())
             elif self._due(f):
                 self.pending.remove(i)
-                self._fire(f)
-
-    def _fire(self, f: Fault) -> None:
-        self.history.add(self.now, "bench", "info", "fault", detail=f.describe())
-        if f.kind in TABLE_KINDS:
-            return  # applied by the table's script
-        self.active.append((self.now + f.duration, f))
-        if f.kind == "server_kill":
-            assert self.control is not None
-            self.control.kill_server()
-            self.connected.clear()
-        elif f.kind.startswith("player_"):
-            self.links.apply(f)
-            who = self.schedule.player_ids if f.target == "all" else (f.target,)
-            if f.kind == "player_disconnect":
-                for p in who:
-                    self.connected.discard(p)
-                    if p not in self.proxies:
-                        self.rig.adapter.disconnect(p)
-            self._sync_proxies(who)
-        else:
-            self._apply_serial(f.target)
-
-    def _heal_due(self) -> None:
-        for item in [a for a in self.active if a[0] <= self.now]:
-            self.active.remove(item)
-            self._heal(item[1])
-
-    def _heal(self, f: Fault) -> None:
-        self.history.add(self.now, "bench", "info", "heal", detail=f.describe())
-        if f.kind == "server_kill":
-            if not any(a[1].kind == "server_kill" for a in self.active):
-                assert self.control is not None
-                self.control.restart_server()
-                for p in self.schedule.player_ids:
-                    self._connect(p)
-        elif f.kind.startswith("player_"):
-            back = self.links.heal(f)
-            self._sync_proxies(self.schedule.player_ids if f.target == "all" else (f.target,))
-            for p in back:
-                if p in self.proxies:
-                    self.rig.adapter.disconnect(p)  # the client notices its dead stream and reconnects
-                    self.connected.discard(p)
-                self._connect(p)
-        else:
-            self._apply_serial(f.target)
-
-    def _sync_proxies(self, players: tuple[str, ...]) -> None:
-        """Make each proxied player's link do what the active faults say: disconnect (RST and refuse), latency,
-        reset (answers become RSTs). A blackhole is applied by the player's client (the request is not sent): a
-        real one would hold the bench's single thread for the adapter's whole HTTP timeout."""
-        for p in players:
-            proxy = self.proxies.get(p)
-            if proxy is not None:
-                route = self.links.route(p)
-                proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == "reset")
-
-    def _apply_serial(self, device: str) -> None:
-        """Set the device line's fault rates and plug state from the serial faults active on it now."""
-        assert self.control is not None
-        port = self.control.serial_port(device)
-        assert port is not None
-        on = [f for _, f in self.active if f.kind in SERIAL_KINDS and f.target == device]
-        kinds = {f.kind: f for f in on}
-        rates = FaultRates(
-            flip=max((f.rate for f in on if f.kind == "serial_flip"), default=0.0),
-            drop=max((f.rate for f in on if f.kind == "serial_drop"), default=0.0),
-            duplicate=max((f.rate for f in on if f.kind == "serial_duplicate"), default=0.0),
-            reorder=max((f.rate for f in on if f.kind == "serial_reorder"), default=0.0),
-            latency=max((f.delay for f in on if f.kind == "serial_latency"), default=0.0),
-        )
-        for lane in port.lanes.values():
-            lane.rates = rates
-        if "serial_unplug" in kinds and port.connected:
-            port.unplug()
-        elif "serial_unplug" not in kinds and not port.connected:
-            port.replug()
+                self.applier.fire(f)
 
     # ------------------------------------------------------------------ probes, rollback, final read
     def _probe(self, when: str, ok: bool | None = None) -> None:
@@ -486,16 +378,7 @@ class _Run:
     def _rollback(self) -> None:
         """Heal every active fault and restore the server; runs on every path out of the run."""
         self.pending.clear()
-        for _, f in sorted(self.active, key=lambda a: a[0]):
-            self.active.remove((_, f))
-            self._heal(f)
-        self.links.heal_all()
-        for proxy in self.proxies.values():
-            proxy.heal()
-        if self.control is not None and not self.control.server_up:
-            self.control.restart_server()
-        for p in self.schedule.player_ids:
-            self._connect(p)
+        self.applier.rollback()
         self._probe("after heal")
 
     def _finish_rounds(self) -> None:

@@ -1,0 +1,192 @@
+"""Applying and healing faults during a run, and the players' sessions with the server.
+
+:class:`Sessions` is who the bench believes is connected (a player is reconnected lazily, never while a
+disconnect fault holds). :class:`Applier` fires a planned fault (kill the server, change a player's link or its
+proxy, set a serial line's fault rates or pull its cable), heals it when its time comes, and heals everything in
+:meth:`Applier.rollback`. Table incidents need nothing here: the simulator's script applies them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.adapters.base import AdapterError, GameServerAdapter
+from harness.faults.history import History
+from harness.faults.links import PlayerLinks
+from harness.faults.proxy import FaultProxy
+from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault
+from harness.faults.servers import Faultable, ProxiedPlayers
+from harness.transports.faults import FaultRates
+
+
+class Sessions:
+    """The players' sessions as the bench sees them."""
+
+    def __init__(self, adapter: GameServerAdapter, links: PlayerLinks, history: History, clock: Callable[[], float]):
+        self.adapter = adapter
+        self.links = links
+        self.history = history
+        self.clock = clock
+        self.connected: set[str] = set()
+
+    def connect(self, player: str) -> None:
+        """Open the player's session unless it is open or the player is offline; a refusal is recorded."""
+        if player in self.connected or self.links.down(player):
+            return
+        try:
+            self.adapter.connect(player)
+        except AdapterError as exc:
+            self.history.add(self.clock(), player, "fail", "connect", detail=exc.code)
+            return
+        self.connected.add(player)
+
+    def forget(self, player: str) -> None:
+        self.connected.discard(player)
+
+
+class Applier:
+    """Fires and heals faults (see the module docstring). ``active``: (heal time, fault), in firing order."""
+
+    def __init__(
+        self,
+        adapter: GameServerAdapter,
+        players: tuple[str, ...],
+        sessions: Sessions,
+        history: History,
+        clock: Callable[[], float],
+    ) -> None:
+        self.adapter = adapter
+        self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
+        self.players = players
+        self.sessions = sessions
+        self.links = sessions.links
+        self.history = history
+        self.clock = clock
+        self.active: list[tuple[float, Fault]] = []
+        self.proxies: dict[str, FaultProxy] = {}
+        if isinstance(adapter, ProxiedPlayers):
+            found = {p: adapter.player_proxy(p) for p in players}
+            self.proxies = {p: proxy for p, proxy in found.items() if proxy is not None}
+
+    def supports(self, f: Fault) -> str:
+        """Why this bench cannot apply ``f`` ("" when it can)."""
+        if f.kind == "server_kill" and self.control is None:
+            return "the bench's adapter cannot kill and restart its server"
+        if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
+            return "serial faults are not available on this bench"
+        return ""
+
+    @property
+    def server_up(self) -> bool:
+        return self.control is None or self.control.server_up
+
+    def _who(self, f: Fault) -> tuple[str, ...]:
+        return self.players if f.target == "all" else (f.target,)
+
+    # ------------------------------------------------------------------ firing
+    def fire(self, f: Fault) -> None:
+        self.history.add(self.clock(), "bench", "info", "fault", detail=f.describe())
+        if f.kind in TABLE_KINDS:
+            return  # applied by the table's script
+        self.active.append((self.clock() + f.duration, f))
+        if f.kind == "server_kill":
+            assert self.control is not None
+            self.control.kill_server()
+            self.sessions.connected.clear()
+        elif f.kind.startswith("player_"):
+            self.links.apply(f)
+            if f.kind == "player_disconnect":
+                for p in self._who(f):
+                    self.sessions.forget(p)
+                    if p not in self.proxies:
+                        self.adapter.disconnect(p)
+            self.sync_proxies(self._who(f))
+        else:
+            self.apply_serial(f.target)
+
+    # ------------------------------------------------------------------ healing
+    def heal_due(self) -> None:
+        now = self.clock()
+        for item in [a for a in self.active if a[0] <= now]:
+            self.active.remove(item)
+            self.heal(item[1])
+
+    def heal(self, f: Fault) -> None:
+        """Undo ``f`` (already removed from ``active``): restart the server once no kill is left, reconnect the
+        players it had cut off, or recompute the line's faults."""
+        self.history.add(self.clock(), "bench", "info", "heal", detail=f.describe())
+        if f.kind == "server_kill":
+            if not any(a[1].kind == "server_kill" for a in self.active):
+                assert self.control is not None
+                self.control.restart_server()
+                for p in self.players:
+                    self.sessions.connect(p)
+        elif f.kind.startswith("player_"):
+            back = self.links.heal(f)
+            self.sync_proxies(self._who(f))
+            for p in back:
+                if p in self.proxies:
+                    self.adapter.disconnect(p)  # the client notices its dead stream and reconnects
+                    self.sessions.forget(p)
+                self.sessions.connect(p)
+        else:
+            self.apply_serial(f.target)
+
+    def rollback(self) -> None:
+        """Heal every active fault, reset every link and proxy, restart a server left down, reconnect all."""
+        for item in sorted(self.active, key=lambda a: a[0]):
+            self.active.remove(item)
+            self.heal(item[1])
+        self.links.heal_all()
+        for proxy in self.proxies.values():
+            proxy.heal()
+        if self.control is not None and not self.control.server_up:
+            self.control.restart_server()
+        for p in self.players:
+            self.sessions.connect(p)
+
+    # ------------------------------------------------------------------ links and lines
+    def sync_proxies(self, players: tuple[str, ...]) -> None:
+        """Make each proxied player's link do what the active faults say: disconnect (RST and refuse), latency,
+        reset (answers become RSTs). A blackhole is applied by the player's client (the request is not sent): a
+        real one would hold the bench's single thread for the adapter's whole HTTP timeout."""
+        for p in players:
+            proxy = self.proxies.get(p)
+            if proxy is not None:
+                route = self.links.route(p)
+                proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == "reset")
+
+    def apply_serial(self, device: str) -> None:
+        """Set the device line's fault rates and plug state from the serial faults active on it now."""
+        assert self.control is not None
+        port = self.control.serial_port(device)
+        assert port is not None
+        on = [f for _, f in self.active if f.kind in SERIAL_KINDS and f.target == device]
+
+        def most(kind: str, attr: str = "rate") -> float:
+            return max((float(getattr(f, attr)) for f in on if f.kind == kind), default=0.0)
+
+        rates = FaultRates(
+            flip=most("serial_flip"),
+            drop=most("serial_drop"),
+            duplicate=most("serial_duplicate"),
+            reorder=most("serial_reorder"),
+            latency=most("serial_latency", "delay"),
+        )
+        for lane in port.lanes.values():
+            lane.rates = rates
+        unplugged = any(f.kind == "serial_unplug" for f in on)
+        if unplugged and port.connected:
+            port.unplug()
+        elif not unplugged and not port.connected:
+            port.replug()
+
+    def serial_counts(self, devices: tuple[str, ...]) -> dict[str, dict[str, int]]:
+        """Per device line: how many frames each serial fault hit so far (both directions)."""
+        out: dict[str, dict[str, int]] = {}
+        for device in devices:
+            port = self.control.serial_port(device) if self.control is not None else None
+            if port is not None:
+                rx, tx = port.counts("rx"), port.counts("tx")
+                out[device] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}
+        return out
