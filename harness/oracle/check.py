@@ -16,6 +16,7 @@ from simulator.events import Event
 
 RESHAKE_CLAUSE = "SH-2/SH-3"
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
+UNFINISHED = "unfinished"  # the table was still playing the round (no verdict) when the server ended it
 _REFUNDED = ("void", "cancelled")
 
 
@@ -84,15 +85,17 @@ def judge(obs: Observation) -> Verdict:
     cancelled = [obs.rounds[r] for r in obs.supervisor_cancelled if r in obs.rounds]
     by_sim = expected_rounds(obs.truth, cancelled)
     expected = {rid: by_sim[sim] for rid, sim in obs.rounds.items() if sim in by_sim}
-    for event in obs.server_events:  # opened by the server, never seen by the table: the game never started
-        if event.kind == "opened" and event.round_id not in obs.rounds:
+    for event in obs.server_events:
+        if event.kind == "opened" and event.round_id not in obs.rounds:  # the table never saw it: never started
             expected[event.round_id] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
+        elif event.ends_round and event.round_id in obs.rounds and event.round_id not in expected:
+            expected[event.round_id] = ExpectedRound(obs.rounds[event.round_id], UNFINISHED, "GP-3", "", 0)
     diffs: list[Difference] = []
     diffs += _check_rounds(obs, expected)
     bets = 0
     for player, rows in sorted(obs.records.items()):
         bets += len(rows)
-        diffs += _check_bets(rows, expected)
+        diffs += _check_bets(rows, expected, obs.server_events)
         diffs += _check_balance(player, rows, expected, obs)
     diffs += _check_sent(obs)
     return Verdict(tuple(diffs), len(expected), bets, expected)
@@ -114,6 +117,10 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
         if end is None:
             out.append(Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported"))
             continue
+        if exp.status == UNFINISHED:
+            what = "round ended by the server while the table was still playing it"
+            out.append(Difference(rid, "", exp.clause, what, "the table's verdict", _describe_event(end)))
+            continue
         if exp.status == NOT_STARTED:
             if end.kind not in _REFUNDED:
                 out.append(Difference(rid, "", exp.clause, "round status", "void or cancelled", _describe_event(end)))
@@ -132,7 +139,12 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
     return out
 
 
-def _check_bets(rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRound]) -> list[Difference]:
+def _check_bets(
+    rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRound], events: Sequence[RoundEvent]
+) -> list[Difference]:
+    """Each bet's result and amount against the rules; its round status against the server's own round events
+    (the bet record and the round history must agree: GLI 4.14.2)."""
+    ended = {e.round_id: e.kind for e in events if e.ends_round}
     out: list[Difference] = []
     for row in rows:
         exp_round = expected.get(row.round_id)
@@ -151,14 +163,10 @@ def _check_bets(rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRou
                     str(row.returned),
                 )
             )
-        status = exp_round.status if exp_round is not None else "in_progress"
-        if status == NOT_STARTED and row.round_status in _REFUNDED:
-            continue
-        if row.round_status != status:
-            clause = exp_round.clause if exp_round is not None else "DC-3"
-            out.append(
-                Difference(row.round_id, row.bet_id, clause, "round status in the bet record", status, row.round_status)
-            )
+        published = ended.get(row.round_id, "in_progress")
+        if row.round_status != published:
+            what = "round status in the bet record vs the round's events"
+            out.append(Difference(row.round_id, row.bet_id, "GLI 4.14.2", what, published, row.round_status))
     return out
 
 

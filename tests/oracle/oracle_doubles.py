@@ -50,3 +50,10 @@ class MisreadsToken3(InProcessAdapter):
             replace(e, faces=e.faces[:3] + flip[e.faces[3]]) if e.kind == "settled" and e.faces else e
             for e in super().round_events()
         ]
+
+
+class StaleRecord(InProcessAdapter):
+    """Its bet record never catches up: every bet still shows its round in progress after the round ended."""
+
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        return [replace(r, round_status="in_progress") for r in super().bet_record(player_id)]

@@ -71,3 +71,9 @@ def test_a_misread_outcome_is_reported_as_an_outcome_difference() -> None:
 def test_a_misread_after_overlapping_tokens_names_sh1() -> None:
     verdict = _play("oracle_doubles:MisreadsToken3", [{"round": 1, "faces": "w w w r", "overlap": True}], [])
     assert verdict.differences == (Difference("1", "", "SH-1", "outcome", "WWWR", "WWWW"),)
+
+
+def test_a_bet_record_that_disagrees_with_the_round_history_is_reported() -> None:
+    verdict = _play("oracle_doubles:StaleRecord", [{"round": 1, "faces": "r w w w"}], [("one_red", 100)])
+    what = "round status in the bet record vs the round's events"
+    assert verdict.differences == (Difference("1", "1", "GLI 4.14.2", what, "settled", "in_progress"),)

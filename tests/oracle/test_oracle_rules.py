@@ -100,3 +100,36 @@ def test_the_oracle_never_imports_the_game_server() -> None:
             offenders.append(path.relative_to(root).as_posix())
     assert offenders, "the reference adapters must import gameserver (or this test scans nothing)"
     assert all("adapter" in p.rsplit("/", 1)[-1] for p in offenders), offenders
+
+
+def test_a_round_the_server_ends_while_the_table_still_plays_is_one_difference() -> None:
+    obs = Observation(
+        truth=[Revealed(1.0, 1, "RRWW", False)],  # the table saw round 1 but has no verdict yet
+        rounds={"5": 1},
+        server_events=[RoundEvent("5", "opened", 0.0), RoundEvent("5", "void", 1.0, clause="SH-4b")],
+        records={"p1": [BetRecordRow("9", "5", "p1", "big", 200, "refund", 200, "void", "", 1000, 1000)]},
+        balances={"p1": 1000},
+        opening={"p1": 1000},
+    )
+    (diff,) = judge(obs).differences
+    assert str(diff) == (
+        "round 5 [GP-3]: round ended by the server while the table was still playing it: "
+        "expected the table's verdict, server void (SH-4b)"
+    )
+
+
+def test_a_round_the_table_never_saw_must_be_returned_in_full() -> None:
+    obs = Observation(
+        truth=[],
+        rounds={},
+        server_events=[RoundEvent("3", "opened", 0.0), RoundEvent("3", "settled", 1.0, faces="RRRR")],
+        records={"p1": [BetRecordRow("4", "3", "p1", "four_red", 100, "win", 1500, "settled", "RRRR", 500, 1900)]},
+        balances={"p1": 1900},
+        opening={"p1": 500},
+    )
+    assert [str(d) for d in judge(obs).differences] == [
+        "round 3 [NET-1]: round status: expected void or cancelled, server settled on RRRR",
+        "round 3 bet 4 [NET-1]: result of p1 four_red 100: expected refund, server win",
+        "round 3 bet 4 [NET-1]: returned for p1 four_red 100: expected 100, server 1500",
+        "account [GLI 2.8.2]: balance of p1: expected 500, server 1900",
+    ]
