@@ -98,14 +98,21 @@ class Rig:
         crowd: int | None = None,
         seed: int | None = None,
     ) -> Rig:
-        """Wire the bench up and start the server. Raises AdapterError / BenchError / ProfileError / ScriptError
-        with a message naming what is wrong; nothing is left running on failure."""
+        """Wire the bench up and start the server. Raises AdapterError, ProfileError, ScriptError or ValueError (an
+        adapter path that does not load) with a message naming what is wrong; nothing is left open on failure."""
+        profile = load_profile(bench.profile)  # validate everything before opening any port
+        table_script = Script.from_data(script or [], "scenario script")
+        options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}
+        adapter = load_adapter(bench.server.adapter, options)
         tmp = tempfile.TemporaryDirectory(prefix="xocdia-rig-")
         workdir = Path(tmp.name)
         env: simpy.Environment = SelectEnvironment() if bench.realtime else simpy.Environment()
         recorder = TraceRecorder(clock=lambda: float(env.now))
-        profile = load_profile(bench.profile)
-        device_ends, server_ends = _wire(bench, workdir)
+        try:
+            device_ends, server_ends = _wire(bench, workdir)
+        except BaseException:
+            tmp.cleanup()
+            raise
         lines = dict(device_ends)
         if bench.reader_latency_s > 0:  # the camera needs time to read the tokens once the bowl is off
             device_ends[Source.READER] = FaultyTransport(
@@ -123,13 +130,11 @@ class Rig:
             traced,
             env=env,
             players=bench.players if crowd is None else crowd,
-            script=Script.from_data(script or [], "scenario script"),
+            script=table_script,
         )
         assert emulated.lamp is not None
         driver = OrdinalLampDriver(emulated.lamp)
         emulated.driver = driver
-        options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}
-        adapter = load_adapter(bench.server.adapter, options)
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
