@@ -1,11 +1,13 @@
 Feature: Serial noise leads to a pause, never to a wrong settlement (fault injection)
   Frames on a device line are corrupted, lost, duplicated or reordered. The protocol's checks and
   retransmissions must absorb the noise, or the server must stop the round (pause, then cancel and refund);
-  it must never settle a round on faces the table did not show. Needs a bench with serial faults (in-process).
+  it must never settle a round on faces the table did not show. Runs on the in-process bench, whatever bench the
+  suite runs on: that is where the bench owns the server's end of every line.
 
   @clause:ERR-1 @clause:ERR-3
   Scenario Outline: <kind> noise on the <device> line
-    Given a fault schedule of 4 rounds with 2 players betting 2 times a round
+    Given the in-process bench
+    And a fault schedule of 4 rounds with 2 players betting 2 times a round
     And the <device> line gets <kind> noise at rate <rate> in round 2 while shaking for 3 s
     When the fault schedule runs with seed 5
     Then no checker reports a violation

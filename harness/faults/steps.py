@@ -14,16 +14,18 @@ from typing import Any
 import pytest
 from pytest_bdd import given, parsers, then, when
 
-from harness.bench.config import Bench
+from harness.bench.config import Bench, load_bench
 from harness.faults.injector import RunResult, run_schedule
 from harness.faults.schedule import parse_schedule
 
 
 @dataclass
 class FaultScenario:
-    """The schedule a scenario builds (as a schedule document) and the run's result."""
+    """The schedule a scenario builds (as a schedule document), the bench it runs on when the scenario names
+    one (else the plugin's ``--bench``), and the run's result."""
 
     doc: dict[str, Any] = field(default_factory=lambda: {"faults": []})
+    bench: Bench | None = None
     result: RunResult | None = None
 
     @property
@@ -43,6 +45,12 @@ def fault_scenario() -> FaultScenario:
 def _every_round(scn: FaultScenario, fault: dict[str, Any], phase: str) -> None:
     for n in range(1, int(scn.doc["rounds"]) + 1):
         scn.add({**fault, "at": {"round": n, "phase": phase}})
+
+
+@given(parsers.parse("the {name} bench"))
+def named_bench(fault_scenario: FaultScenario, name: str) -> None:
+    """Run on this shipped bench whatever ``--bench`` says (e.g. serial faults exist only in-process)."""
+    fault_scenario.bench = load_bench(name)
 
 
 @given(parsers.parse("a fault schedule of {rounds:d} rounds with {players:d} players betting {bets:d} times a round"))
@@ -84,7 +92,7 @@ def serial_noise(
 @when(parsers.parse("the fault schedule runs with seed {seed:d}"))
 def schedule_runs(fault_scenario: FaultScenario, bench: Bench, seed: int) -> None:
     schedule = parse_schedule({**fault_scenario.doc, "seed": seed}, "scenario schedule")
-    fault_scenario.result = run_schedule(bench, schedule)
+    fault_scenario.result = run_schedule(fault_scenario.bench or bench, schedule)
 
 
 @then("no checker reports a violation")
