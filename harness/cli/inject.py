@@ -2,6 +2,11 @@
 
     xocdia-hil inject --bench in-process --schedule fixtures/faults/chaos.yaml --seed 7
     xocdia-hil inject --replay runs/inject-7.json
+    xocdia-hil inject --bench in-process --schedule fixtures/faults/chaos.yaml --explore minimal.yaml
+
+``--explore OUT``: instead of one run, a hypothesis exploration of schedules made of the schedule's fault kinds
+(its explicit and random ones) with its rounds and players; a checker failure is shrunk to a minimal schedule
+written to OUT (exit 1), none found is exit 0.
 
 Prints a live progress line (stderr), then the faults applied, one verdict per checker and the history hash;
 writes a manifest (``--manifest``, default ``faults-manifest-SEED.json``). Exit 0 when every checker passes,
@@ -18,10 +23,11 @@ from typing import Any
 
 from harness.adapters.base import AdapterError
 from harness.bench.config import BenchError, load_bench
-from harness.cli.common import CliError, Progress, non_negative_int
-from harness.faults.injector import InjectionRefused, RunResult, run_schedule
+from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, run_schedule
 from harness.faults.manifest import manifest_data, read_manifest, write_manifest
 from harness.faults.schedule import Schedule, ScheduleError, load_schedule
+from harness.faults.shrink import explore
 
 
 def register(subparsers: Any) -> None:
@@ -31,6 +37,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--seed", type=non_negative_int, help="root seed (default: the schedule's)")
     p.add_argument("--replay", metavar="MANIFEST", help="rerun the run a manifest describes")
     p.add_argument("--manifest", type=Path, help="where to write the manifest (default faults-manifest-SEED.json)")
+    p.add_argument("--explore", type=Path, metavar="OUT", help="explore and shrink schedules; write the minimal one")
+    p.add_argument("--examples", type=positive_int, default=50, help="schedules --explore tries (default 50)")
     p.set_defaults(func=run)
 
 
@@ -51,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
         except ScheduleError as exc:
             raise CliError(str(exc)) from None
         seed = schedule.seed if args.seed is None else args.seed
+        if args.explore:
+            return _explore(bench_ref, schedule, args.explore, args.examples)
     result = _execute(bench_ref, schedule, seed)
     _print(result)
     out = args.manifest or Path(f"faults-manifest-{seed}.json")
@@ -84,6 +94,30 @@ def _execute(bench_ref: str, schedule: Schedule, seed: int) -> RunResult:
         raise CliError(f"bench {bench_ref}: {exc}") from None
     finally:
         progress.close()
+
+
+def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int) -> int:
+    kinds = sorted({f.kind for f in schedule.faults} | set(schedule.random.kinds if schedule.random else ()))
+    if not kinds:
+        raise CliError(f"{schedule.source}: --explore needs fault kinds (faults or random.kinds) to explore")
+    try:
+        bench = load_bench(bench_ref)
+        prepare_bench(bench, schedule.seed)
+        found = explore(bench, schedule, tuple(kinds), out, max_examples=examples)
+    except BenchError as exc:
+        raise CliError(str(exc)) from None
+    except InjectionRefused as exc:
+        raise CliError(f"refused: {exc}") from None
+    print(f"explored {found.runs} runs of schedules made of {', '.join(kinds)}")
+    if found.minimal is None or found.replay is None:
+        print("no checker failure found")
+        return 0
+    print(f"minimal failing schedule ({len(found.minimal.faults)} faults) written to {out}:")
+    for f in found.minimal.faults:
+        print(f"  fault {f.describe()}")
+    print("its replay:")
+    print("\n".join(found.replay.report.lines()))
+    return 1
 
 
 def _print(result: RunResult) -> None:

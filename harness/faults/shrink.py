@@ -82,7 +82,7 @@ def explore(
             who=targets,
             rnd=st.integers(1, base.rounds),
             phase=st.sampled_from(PHASES),
-            duration=st.sampled_from((0.5, 1.0, 0.2)),
+            duration=st.sampled_from((0.5, 1.0, 0.2, 2.0)),
         )
         def add_fault(self, kind: str, who: str, rnd: int, phase: str, duration: float) -> None:
             self.faults.append(_fault(kind, who, rnd, phase, duration))

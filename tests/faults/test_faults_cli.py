@@ -83,3 +83,23 @@ def test_campaign_on_a_dask_cluster_by_address(tmp_path: Path, capsys: pytest.Ca
         args = ["campaign", "--bench", "in-process", "--schedule", CHAOS, "--seeds", "1-3", "--out", str(tmp_path)]
         assert main([*args, "--scheduler", address]) == 0
     assert "campaign: 3 seeds, 3 passed, 0 failed" in capsys.readouterr().out
+
+
+def test_explore_writes_the_minimal_failing_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = tmp_path / "amnesiac.yaml"
+    bench.write_text(
+        "server: {kind: in-process, adapter: 'faults_doubles:AmnesiacAdapter'}\n"
+        "devices: {transport: memory}\ntiming: {betting_s: 1.0}\nfaults_allowed: true\n"
+    )
+    schedule = tmp_path / "s.yaml"
+    schedule.write_text(
+        "rounds: 2\nplayers: 2\nbets_per_round: 2\n"
+        "faults: [{kind: server_kill, at: {round: 2}}, {kind: table_touch, at: {round: 1}}]\n"
+    )
+    out = tmp_path / "minimal.yaml"
+    code = main(["inject", "--bench", str(bench), "--schedule", str(schedule), "--explore", str(out),
+                 "--examples", "12"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    assert "minimal failing schedule (1 faults)" in printed and "fault server_kill(server)" in printed
+    assert "kind: server_kill" in out.read_text()
