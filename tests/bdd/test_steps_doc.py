@@ -70,3 +70,13 @@ def test_a_new_scenario_from_documented_phrases_runs_without_new_python(tmp_path
     matrix = json.loads((report / "clause-matrix.json").read_text(encoding="utf-8"))
     assert [r["outcome"] for r in matrix["clauses"]["PAY-8"]] == ["passed"]
     assert "SH-1" in matrix["uncovered"]  # a partial suite reports what it leaves uncovered (and does not fail)
+    # the offline report of that run (built-in renderer: no network, no Node needed here)
+    build = [sys.executable, "-m", "harness.report.build", str(report / "allure-results"), str(report), "--fallback"]
+    done = subprocess.run(build, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    page = (report / "index.html").read_text(encoding="utf-8")
+    assert "<script" not in page and "http" not in page.split("<body>", 1)[1]  # self-contained, opens offline
+    assert "Clause traceability matrix" in page and "UNCOVERED" in page
+    assert "Given player carol has a balance of 5,000" in page
+    assert "SHAKER   tx  $1 3 SHAKER DROP item=token token=" in page  # the scenario's serial trace
+    assert "oracle: PASS: 1 rounds, 2 bets checked" in page
