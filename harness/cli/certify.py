@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import harness.steps
+from harness.adapters.loader import load_adapter
 from harness.bench.config import BenchError, load_bench
 from harness.cli.common import CliError, non_negative_int
 from harness.report.clauses import matches, rule_clauses
@@ -35,8 +36,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        load_bench(args.bench)
-    except BenchError as exc:
+        bench = load_bench(args.bench)
+        load_adapter(bench.server.adapter, bench.server.options)  # fail once, here, not in every scenario
+    except (BenchError, ValueError) as exc:
         raise CliError(str(exc)) from None
     try:
         matches(args.tags, ())

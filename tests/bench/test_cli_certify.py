@@ -39,6 +39,12 @@ def test_certify_rejects_a_bad_bench_in_one_line(tmp_path: Path) -> None:
     )
 
 
+def test_certify_names_an_adapter_that_cannot_be_loaded() -> None:
+    done = _cli("certify", "--bench", "fixtures/benches/staging.example.yaml")
+    assert done.returncode == 2
+    assert done.stderr.startswith("xocdia-hil: error: adapter 'mylab.xocdia_adapter:StagingAdapter': cannot import")
+
+
 def test_certify_rejects_a_bad_tag_expression() -> None:
     done = _cli("certify", "--tags", "clause:SH-3 and (")
     assert (done.returncode, done.stderr.count("\n")) == (2, 1)
