@@ -11,13 +11,13 @@ from harness.faults.injector import run_schedule
 from harness.faults.schedule import load_schedule
 from harness.faults.shrink import explore
 
-KINDS = ("player_disconnect", "serial_duplicate", "table_touch", "player_reset", "server_kill")
+KINDS = ("server_kill", "player_disconnect", "serial_duplicate", "table_touch", "player_reset")
 
 
 def test_planted_restart_amnesia_shrinks_to_one_kill(bench: Bench, make_schedule: Make, tmp_path: Path) -> None:
     base = make_schedule(rounds=2)
     out = tmp_path / "minimal.yaml"
-    found = explore(bench, base, KINDS, out, adapter="faults_doubles:AmnesiacAdapter", max_examples=12)
+    found = explore(bench, base, KINDS, out, adapter="faults_doubles:AmnesiacAdapter", max_examples=20)
     assert found.minimal is not None, f"no failure in {found.runs} runs"
     assert len(found.minimal.faults) <= 2
     assert "server_kill" in {f.kind for f in found.minimal.faults}
