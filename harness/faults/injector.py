@@ -28,7 +28,7 @@ from harness.faults.apply import Applier, Sessions
 from harness.faults.checkers import CheckReport, check_all
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
-from harness.faults.schedule import Fault, Schedule, plan
+from harness.faults.schedule import SERIAL_KINDS, Fault, Schedule, plan
 from harness.faults.servers import faultable_adapter_path
 from harness.oracle.expect import ExpectedRound, expected_rounds
 from simulator.bets import BetType
@@ -84,8 +84,9 @@ def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
     return steps
 
 
-def prepare_bench(bench: Bench, seed: int, adapter: str | None = None) -> Bench:
-    """The bench with the faultable adapter (or ``adapter``) and the fault seed in its options.
+def prepare_bench(bench: Bench, seed: int, adapter: str | None = None, serial: bool = True) -> Bench:
+    """The bench with the faultable adapter (or ``adapter``), the fault seed and whether serial faults are
+    planned (``serial``: the lines are wrapped only then) in its options.
 
     Raises:
         InjectionRefused: the bench is not marked ``faults_allowed: true``.
@@ -96,7 +97,8 @@ def prepare_bench(bench: Bench, seed: int, adapter: str | None = None) -> Bench:
             "faults_allowed: true only on a non-production bench"
         )
     path = adapter or faultable_adapter_path(bench.server.adapter)
-    server = replace(bench.server, adapter=path, options={**bench.server.options, "fault_seed": seed})
+    options = {**bench.server.options, "fault_seed": seed, "serial_faults": serial}
+    server = replace(bench.server, adapter=path, options=options)
     return replace(bench, server=server)
 
 
@@ -116,7 +118,7 @@ def run_schedule(
     """
     root = schedule.seed if seed is None else seed
     faults = plan(schedule, root)
-    prepared = prepare_bench(bench, root, adapter)
+    prepared = prepare_bench(bench, root, adapter, serial=any(f.kind in SERIAL_KINDS for f in faults))
     players = {p: schedule.balance for p in schedule.player_ids}
     rig = Rig.build(prepared, players, script=table_script(faults), crowd=0, seed=root)
     try:
