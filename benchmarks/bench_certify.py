@@ -1,0 +1,61 @@
+"""Certification suite wall time on the shipped benches, printed as ratios against the acceptance limits.
+
+Limits (issue 5): the full suite on the in-process bench in under 30 s, on the local HIL bench (reference server
+process, ptys, HTTP/WS) in under 3 minutes, on this machine with the default 2 xdist workers. Target: each ratio
+<= 1.0. The local HIL run covers the rule-area features (``features/*.feature``); ``features/faults`` has its own
+benchmark (bench_campaign).
+
+    .venv/bin/python benchmarks/bench_certify.py [--only in-process|local-hil]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FEATURES = Path(__file__).resolve().parents[1] / "features"
+LIMITS = {"in-process": 30.0, "local-hil": 180.0}
+
+
+def timed_certify(bench: str, work: Path) -> tuple[float, int, int]:
+    """Run ``xocdia-hil certify`` once; returns (wall seconds, scenarios passed, failed)."""
+    report = work / bench
+    cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", bench, "--report", str(report)]
+    if bench == "local-hil":
+        features = work / "features"
+        features.mkdir(exist_ok=True)
+        for path in FEATURES.glob("*.feature"):
+            shutil.copy(path, features / path.name)
+        cmd += ["--features", str(features)]
+    start = time.perf_counter()
+    subprocess.run(cmd, capture_output=True, text=True, timeout=LIMITS[bench] * 3, check=False)
+    wall = time.perf_counter() - start
+    matrix = json.loads((report / "clause-matrix.json").read_text(encoding="utf-8"))
+    return wall, int(matrix["passed"]), int(matrix["failed"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=sorted(LIMITS), default=None)
+    args = parser.parse_args()
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="bench-certify-") as tmp:
+        for bench in [args.only] if args.only else list(LIMITS):
+            wall, passed, failed = timed_certify(bench, Path(tmp))
+            ratio = wall / LIMITS[bench]
+            ok &= ratio <= 1.0 and failed == 0
+            print(
+                f"certify {bench:<10} {wall:6.1f} s for {passed} passed / {failed} failed scenarios; "
+                f"ratio to the {LIMITS[bench]:.0f} s limit: {ratio:.2f} (target <= 1.0)"
+            )
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
