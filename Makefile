@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_monitor.py
 	$(BIN)/python benchmarks/bench_serial.py
 	$(BIN)/python benchmarks/bench_campaign.py
+	$(BIN)/python benchmarks/bench_certify.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis
