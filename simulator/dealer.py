@@ -31,7 +31,7 @@ from simulator.events import (
 )
 from simulator.incidents import ShakeFacts
 from simulator.lamp import LampState
-from simulator.rng import Stream
+from simulator.rng import RoundStream
 
 if TYPE_CHECKING:
     from simulator.table import RoundBook, Table
@@ -43,7 +43,7 @@ _DEALABLE = (LampState.BETTING_OPEN, LampState.PAUSED)
 class Dealer:
     """The dealer process of one table."""
 
-    def __init__(self, table: Table, stream: Stream) -> None:
+    def __init__(self, table: Table, stream: RoundStream) -> None:
         self.table = table
         self.stream = stream
         timing = table.profile.timing
@@ -66,6 +66,7 @@ class Dealer:
                 signal = yield lamp.opened
             dealt = signal.round
             book = self.table.book_for(signal.round)
+            self.stream.start_round(book.round)
             yield from self._round(book)
             book.cleared.succeed()
 

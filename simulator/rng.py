@@ -87,3 +87,49 @@ class Streams:
         to one round). Same arguments, same draws; different arguments, independent streams."""
         key = (int(subsystem), index, *sub)
         return Stream(np.random.SeedSequence(entropy=self.root_seed, spawn_key=key))
+
+
+class RoundStream(Stream):
+    """A stream whose draws are budgeted per round, so that what one round draws never moves another round.
+
+    :meth:`start_round` takes a fixed block of uniforms and of normals from the subsystem's generator; draws come
+    from that block, and a round that needs more (an unusual number of re-shakes) continues on an overflow stream
+    of that round alone (spawn key ``(subsystem, index, 1, round)``). So a scripted incident that adds or removes
+    work in one round leaves every other round's draws exactly as they were.
+    """
+
+    __slots__ = ("_key", "_n_normals", "_n_uniforms", "_overflow", "_round", "_streams")
+
+    def __init__(self, streams: Streams, subsystem: Subsystem, index: int, uniforms: int, normals: int) -> None:
+        super().__init__(np.random.SeedSequence(entropy=streams.root_seed, spawn_key=(int(subsystem), index)))
+        self._streams = streams
+        self._key = (subsystem, index)
+        self._n_uniforms = uniforms
+        self._n_normals = normals
+        self._round = -1
+        self._overflow: Stream | None = None
+
+    def start_round(self, round_no: int) -> None:
+        """Begin drawing for ``round_no`` (discarding what the previous round left unused)."""
+        self._round = round_no
+        self._uniforms = self._gen.random(self._n_uniforms).tolist()
+        self._normals = self._gen.standard_normal(self._n_normals).tolist()
+        self._overflow = None
+
+    def _spill(self) -> Stream:
+        if self._overflow is None:
+            subsystem, index = self._key
+            self._overflow = self._streams.stream(subsystem, index, 1, self._round)
+        return self._overflow
+
+    def random(self) -> float:
+        try:
+            return self._uniforms.pop()
+        except IndexError:
+            return self._spill().random()
+
+    def normal(self) -> float:
+        try:
+            return self._normals.pop()
+        except IndexError:
+            return self._spill().normal()

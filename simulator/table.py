@@ -37,7 +37,7 @@ from simulator.incidents import IncidentSource, Problem, RandomIncidents, RoundP
 from simulator.lamp import Lamp, LampState
 from simulator.players import Crowd
 from simulator.profile import Profile
-from simulator.rng import Streams, Subsystem
+from simulator.rng import RoundStream, Streams, Subsystem
 from simulator.script import Script, ScriptedIncidents
 
 Listener = Callable[[Event], None]
@@ -93,7 +93,8 @@ class Table:
         self.rounds_ended = 0
         self._target: int | None = None
         self.finished: simpy.Event = self.env.event()
-        self.dealer = Dealer(self, self.streams.stream(Subsystem.DEALER))
+        # The dealer's timings are budgeted per round (16 draws of each kind covers two re-shakes).
+        self.dealer = Dealer(self, RoundStream(self.streams, Subsystem.DEALER, 0, uniforms=16, normals=16))
         self.env.process(self.dealer.run())
         count = profile.players.count if players is None else players
         self.crowd = Crowd(self, count)
