@@ -89,12 +89,12 @@ class Dealer:
                 return
             faces, overlap = shaken.faces, shaken.overlap
 
-        early = False
+        lifting_early = False
         lamp = table.lamp
         deadline = lamp.signal.deadline
         if book.plan.early_lift is not None and lamp.state is LampState.BETTING_OPEN and deadline is not None:
             yield env.timeout(book.plan.early_lift * max(deadline - env.now, 0.0))
-            early = lamp.signal.state is not LampState.BETTING_CLOSED
+            lifting_early = True
         else:
             proceed = yield from self._wait_for_close(book)
             if not proceed:
@@ -108,6 +108,8 @@ class Dealer:
             lift_no += 1
             yield env.timeout(self.lift_time())
             lifted = table.incidents.lift(r, lift_no)
+            # SH-4b is about the outcome being revealed early: judged when the bowl is off, not when the lift began.
+            early = lifting_early and lamp.signal.state is not LampState.BETTING_CLOSED
             emit(BowlLifted(env.now, r, early, lifted.touched, lifted.token))
             emit(Revealed(env.now, r, faces, overlap))
             if book.ended:

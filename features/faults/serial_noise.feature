@@ -4,7 +4,7 @@ Feature: Serial noise leads to a pause, never to a wrong settlement (fault injec
   it must never settle a round on faces the table did not show. Runs on the in-process bench, whatever bench the
   suite runs on: that is where the bench owns the server's end of every line.
 
-  @clause:ERR-1 @clause:ERR-3
+  @clause:ERR-1 @clause:ERR-3 @bench:in-process
   Scenario Outline: <kind> noise on the <device> line
     Given the in-process bench
     And a fault schedule of 4 rounds with 2 players betting 2 times a round

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.adapters.base import AdapterError, GameServerAdapter
+from harness.faults.fault_adapters import Faultable, ProxiedPlayers
 from harness.faults.history import History
 from harness.faults.links import PlayerLinks
 from harness.faults.proxy import FaultProxy
 from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault
-from harness.faults.servers import Faultable, ProxiedPlayers
 from harness.transports.faults import FaultRates
 
 

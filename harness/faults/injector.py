@@ -26,10 +26,10 @@ from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
 from harness.faults.apply import Applier, Sessions
 from harness.faults.checkers import CheckReport, check_all
+from harness.faults.fault_adapters import faultable_adapter_path
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
 from harness.faults.schedule import SERIAL_KINDS, Fault, Schedule, plan
-from harness.faults.servers import faultable_adapter_path
 from harness.oracle.expect import ExpectedRound, expected_rounds
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, ShakeStarted

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from gameserver.model import Phase
 from harness.adapters.base import AdapterError, BetRecordRow, BetReply, RoundEvent
-from harness.faults.servers import FaultableInProcessAdapter
+from harness.faults.fault_adapters import FaultableInProcessAdapter
 
 
 class LosingAdapter(FaultableInProcessAdapter):

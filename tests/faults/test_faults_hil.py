@@ -13,9 +13,9 @@ from faults_helpers import Make, bet_ops, fault
 
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
+from harness.faults.fault_adapters import FaultableHttpAdapter
 from harness.faults.injector import prepare_bench, run_schedule
 from harness.faults.proxy import FaultProxy
-from harness.faults.servers import FaultableHttpAdapter
 
 pytestmark = pytest.mark.slow
 

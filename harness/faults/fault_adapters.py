@@ -36,8 +36,10 @@ from harness.transports.base import Transport
 from harness.transports.faults import FaultyTransport
 
 REFERENCE = {
-    "harness.adapters.reference_inprocess_adapter:InProcessAdapter": "harness.faults.servers:FaultableInProcessAdapter",
-    "harness.adapters.reference_http_adapter:HttpAdapter": "harness.faults.servers:FaultableHttpAdapter",
+    "harness.adapters.reference_inprocess_adapter:InProcessAdapter": (
+        "harness.faults.fault_adapters:FaultableInProcessAdapter"
+    ),
+    "harness.adapters.reference_http_adapter:HttpAdapter": "harness.faults.fault_adapters:FaultableHttpAdapter",
 }
 
 
