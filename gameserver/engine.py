@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gameserver import ordering
 from gameserver.bets import BetResult, BetType, reds_of, settle
 from gameserver.corrections import apply_correction
 from gameserver.events import Event, EventKind, ReportKind, TableReport
@@ -20,6 +21,7 @@ from gameserver.model import (
     BetRecord,
     EngineConfig,
     EngineSnapshot,
+    HeldReport,
     Phase,
     Rejection,
     RoundRecord,
@@ -107,15 +109,7 @@ class RoundEngine:
         except ValueError:
             allowed = ", ".join(t.value for t in BetType)
             raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
-        cfg = self.config
-        if stake % cfg.chip_unit:
-            raise Rejection(
-                "stake_not_chip_multiple", f"stake {stake} is not a multiple of the chip unit {cfg.chip_unit}"
-            )
-        if stake < cfg.min_stake:
-            raise Rejection("stake_below_minimum", f"stake {stake} is below the minimum {cfg.min_stake}")
-        if stake > cfg.max_stake:
-            raise Rejection("stake_above_maximum", f"stake {stake} is above the maximum {cfg.max_stake}")
+        self.config.check_stake(stake)
         r = self.active
         if r is None or r.phase is not Phase.BETTING or self.now() >= r.closes_at:
             raise Rejection("betting_closed", "no round is taking bets")
@@ -159,8 +153,9 @@ class RoundEngine:
         return r
 
     def tick(self) -> None:
-        """Apply every deadline that has passed: close betting, pause on a missing result (ERR-1), cancel
-        on a pause timeout (ERR-3), open the next round when auto-open is on."""
+        """Apply every deadline that has passed: the reorder grace window of held reports, close betting,
+        pause on a missing result (ERR-1), cancel on a pause timeout (ERR-3), open the next round when
+        auto-open is on."""
         now = self.now()
         r = self.active
         if r is None:
@@ -171,6 +166,9 @@ class RoundEngine:
             assert r.paused_at is not None
             if now - r.paused_at >= self.config.pause_timeout_s:
                 self._end(r, Phase.CANCELLED, "ERR-3", f"pause timeout ({r.paused_reason})")
+            return
+        self._expire(r, now)
+        if self.active is not r or r.paused_reason is not None:
             return
         if r.phase is Phase.BETTING and now >= r.closes_at:
             r.phase = Phase.CLOSED
@@ -184,10 +182,11 @@ class RoundEngine:
             self._pause(r, "no_result")
 
     def report(self, report: TableReport) -> None:
-        """Apply one table report, in arrival order, per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2).
+        """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2).
 
-        Reports that do not apply now (no round, round paused, a read before the bowl is lifted) are
-        recorded as ``report_ignored`` and change nothing.
+        Reports for no round are recorded as ``report_ignored`` and change nothing. During a pause, table
+        reports are held (``report_held``) and replayed on resume; a report that only makes sense after one
+        from another line is held for the reorder grace window (:mod:`gameserver.ordering`).
         """
         self.tick()
         r = self.active
@@ -195,9 +194,24 @@ class RoundEngine:
         if r is not None and r.paused_reason is not None and kind is ReportKind.RESOLVED:
             self.resume()
             return
-        if r is None or r.paused_reason is not None:
-            self._ignored(r, report, "no_round" if r is None else "paused")
+        if r is None:
+            self._ignored(r, report, "no_round")
+        elif r.paused_reason is not None:
+            if kind in (ReportKind.PROBLEM, ReportKind.RESOLVED):
+                self._ignored(r, report, "paused")
+            else:
+                self._hold(r, report, ordering.PAUSED)
+        else:
+            self._apply(r, report)
+            self._release(r)
+
+    def _apply(self, r: RoundRecord, report: TableReport, expired: bool = False) -> None:
+        """Apply one report to the active, unpaused round ``r`` (or hold it, unless its window ``expired``)."""
+        wait = None if expired else ordering.hold_reason(r, report)
+        if wait is not None:
+            self._hold(r, report, wait)
             return
+        kind = report.kind
         if kind is ReportKind.PROBLEM:
             self._pause(r, f"device_problem: {report.device} {report.detail}".strip())
         elif kind is ReportKind.SHAKE_START and not r.lifted:
@@ -215,6 +229,31 @@ class RoundEngine:
         elif kind is not ReportKind.BOWL_ON:
             self._ignored(r, report, "not_applicable")
 
+    def _hold(self, r: RoundRecord, report: TableReport, why: str) -> None:
+        r.held.append(HeldReport(report, self.now(), why))
+        self._note(EventKind.REPORT_HELD, r, report, why)
+
+    def _release(self, r: RoundRecord) -> None:
+        """Apply, in arrival order, every held report whose wait is over, until none is (or ``r`` ended or
+        paused: the rest stay held)."""
+        progress = True
+        while progress and self.active is r and r.paused_reason is None:
+            progress = False
+            for i, held in enumerate(r.held):
+                if ordering.hold_reason(r, held.report) is None:
+                    del r.held[i]
+                    self._apply(r, held.report)
+                    progress = True
+                    break
+
+    def _expire(self, r: RoundRecord, now: float) -> None:
+        """Apply, as if never held, the held reports whose grace window has ended (oldest first)."""
+        grace = self.config.reorder_grace_s
+        while self.active is r and r.paused_reason is None and r.held and now - r.held[0].at >= grace:
+            held = r.held.pop(0)
+            self._apply(r, held.report, expired=True)
+            self._release(r)
+
     def _bowl_off(self, r: RoundRecord, report: TableReport) -> None:
         if r.lifted:
             self._ignored(r, report, "already_lifted")
@@ -229,14 +268,16 @@ class RoundEngine:
             self._emit(EventKind.BOWL_LIFTED, r.round_id)
 
     def _read(self, r: RoundRecord, report: TableReport) -> None:
+        """SH-3 first: a standing token means a re-shake whatever else the read says (an overlap, a hidden
+        face); then SH-1 (overlap: wait for the rearranged read); then an unreadable read pauses (ERR-1)."""
         faces = report.faces or ""
         valid = len(faces) == 4 and all(c in "RWSU" for c in faces)
-        if not valid or ("U" in faces and not report.overlap):
+        if valid and "S" in faces:
+            self._reshake(r, "standing")
+        elif not valid or ("U" in faces and not report.overlap):
             self._pause(r, f"unreadable_result: {faces!r}")
         elif report.overlap:
             self._emit(EventKind.READ_OVERLAP, r.round_id, faces=faces)
-        elif "S" in faces:
-            self._reshake(r, "standing")
         else:
             r.faces = faces
             self._end(r, Phase.SETTLED, "", "")
@@ -252,14 +293,11 @@ class RoundEngine:
             self._pause(r, "reshake_cap_exceeded")
 
     def _ignored(self, r: RoundRecord | None, report: TableReport, why: str) -> None:
-        self._emit(
-            EventKind.REPORT_IGNORED,
-            None if r is None else r.round_id,
-            report=str(report.kind),
-            device=report.device,
-            faces=report.faces,
-            why=why,
-        )
+        self._note(EventKind.REPORT_IGNORED, r, report, why)
+
+    def _note(self, kind: EventKind, r: RoundRecord | None, report: TableReport, why: str) -> None:
+        rid = None if r is None else r.round_id
+        self._emit(kind, rid, report=str(report.kind), device=report.device, faces=report.faces, why=why)
 
     def _pause(self, r: RoundRecord, reason: str) -> None:
         now = self.now()
@@ -294,28 +332,14 @@ class RoundEngine:
         r.phase = phase
         r.ended_at = now
         r.paused_reason = None
+        r.held.clear()
         self._next_open_at = now + self.config.round_gap_s
         if phase is Phase.SETTLED:
             self.last_settled = r
             self._emit(EventKind.ROUND_SETTLED, r.round_id, faces=r.faces, reds=reds, reshakes=r.reshakes, bets=lines)
-        elif phase is Phase.VOID:
-            self._emit(
-                EventKind.ROUND_VOIDED,
-                r.round_id,
-                clause=clause,
-                reason=reason,
-                reshakes=r.reshakes,
-                bets=lines,
-            )
         else:
-            self._emit(
-                EventKind.ROUND_CANCELLED,
-                r.round_id,
-                clause=clause,
-                reason=reason,
-                reshakes=r.reshakes,
-                bets=lines,
-            )
+            kind = EventKind.ROUND_VOIDED if phase is Phase.VOID else EventKind.ROUND_CANCELLED
+            self._emit(kind, r.round_id, clause=clause, reason=reason, reshakes=r.reshakes, bets=lines)
 
     # ---------------------------------------------------------------- supervisor
     def pause(self, reason: str) -> None:
@@ -327,7 +351,8 @@ class RoundEngine:
 
     def resume(self) -> None:
         """Resume a paused round (ERR-2): betting gets its remaining time back; the re-shake budget and the
-        result timeout restart. Raises Rejection when nothing is paused."""
+        result timeout restart; the table reports held during the pause are then applied in arrival order.
+        Raises Rejection when nothing is paused."""
         r = self._require_active()
         if r.paused_reason is None:
             raise Rejection("not_paused", f"round {r.round_id} is not paused")
@@ -340,6 +365,15 @@ class RoundEngine:
         if r.phase is Phase.CLOSED:
             r.awaiting_since = now
         self._emit(EventKind.ROUND_RESUMED, r.round_id, phase=str(r.phase), closes_at=r.closes_at)
+        held, r.held = r.held, []
+        for i, item in enumerate(held):  # what the table did during the pause, in order
+            if self.active is not r:
+                return
+            if r.paused_reason is not None:  # paused again (e.g. an unreadable read): keep the rest held
+                r.held.extend(held[i:])
+                return
+            self._apply(r, item.report)
+        self._release(r)
 
     def cancel(self, reason: str) -> None:
         """Cancel the round in progress and refund every bet (ERR-3). Raises Rejection when none is."""

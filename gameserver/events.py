@@ -29,6 +29,7 @@ class EventKind(StrEnum):
     ROUND_CANCELLED = "round_cancelled"
     ROUND_CORRECTED = "round_corrected"
     REPORT_IGNORED = "report_ignored"
+    REPORT_HELD = "report_held"  # kept back: during a pause, or waiting for a report from another line
 
 
 SIGNIFICANT: frozenset[EventKind] = frozenset(

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import Any
 
 from gameserver.bets import STAKE_QUANTUM, BetResult, BetType
+from gameserver.events import TableReport
 
 
 class Phase(StrEnum):
@@ -41,6 +42,7 @@ class EngineConfig:
     reshake_cap: int = 3
     pause_timeout_s: float = 60.0
     result_timeout_s: float = 30.0
+    reorder_grace_s: float = 0.5
     chip_unit: int = 100
     min_stake: int = 100
     max_stake: int = 1_000_000
@@ -57,6 +59,8 @@ class EngineConfig:
             problems.append("pause_timeout_s must be > 0")
         if self.result_timeout_s <= 0:
             problems.append("result_timeout_s must be > 0")
+        if self.reorder_grace_s < 0:
+            problems.append("reorder_grace_s must be >= 0")
         if self.chip_unit <= 0 or self.chip_unit % STAKE_QUANTUM:
             problems.append(f"chip_unit must be a positive multiple of {STAKE_QUANTUM}, got {self.chip_unit}")
         if self.min_stake < self.chip_unit or self.min_stake % max(self.chip_unit, 1):
@@ -65,6 +69,17 @@ class EngineConfig:
             problems.append("max_stake must be >= min_stake")
         if problems:
             raise ValueError("; ".join(problems))
+
+    def check_stake(self, stake: int) -> None:
+        """Raises Rejection when ``stake`` is off the chip unit or outside the table limits."""
+        if stake % self.chip_unit:
+            raise Rejection(
+                "stake_not_chip_multiple", f"stake {stake} is not a multiple of the chip unit {self.chip_unit}"
+            )
+        if stake < self.min_stake:
+            raise Rejection("stake_below_minimum", f"stake {stake} is below the minimum {self.min_stake}")
+        if stake > self.max_stake:
+            raise Rejection("stake_above_maximum", f"stake {stake} is above the maximum {self.max_stake}")
 
 
 class Rejection(Exception):
@@ -115,6 +130,17 @@ class BetRecord:
     returned: int = 0
 
 
+@dataclass(frozen=True)
+class HeldReport:
+    """A table report the engine keeps to apply later: ``why`` is ``paused`` (replayed on resume) or the
+    report from another line it is waiting for (applied when that arrives, or when ``at`` + the reorder grace
+    window has passed; see :mod:`gameserver.ordering`)."""
+
+    report: TableReport
+    at: float
+    why: str
+
+
 @dataclass
 class RoundRecord:
     """The engine's working state of one round."""
@@ -136,6 +162,7 @@ class RoundRecord:
     faces: str | None = None
     ended_at: float | None = None
     bets: list[BetRecord] = field(default_factory=list)
+    held: list[HeldReport] = field(default_factory=list)  # reports kept back, in arrival order
 
 
 @dataclass(frozen=True)

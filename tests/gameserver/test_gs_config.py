@@ -38,6 +38,8 @@ def test_valid_config() -> None:
         ({"engine": {"betting_s": "long"}}, "engine.betting_s: a number"),
         ({"engine": {"chip_unit": 120}}, "chip_unit must be a positive multiple of 50"),
         ({"engine": {"max_stake": 50}}, "max_stake must be >= min_stake"),
+        ({"engine": {"reorder_grace_s": -0.1}}, "engine: reorder_grace_s must be >= 0"),
+        ({"engine": {"reorder_grace_s": "short"}}, "engine.reorder_grace_s: a number"),
         ({"players": [{"id": "a b", "token": "12345678"}]}, "players[0].id: 1-64 characters"),
         (
             {"players": [{"id": "a", "token": "12345678", "balance": -1}]},

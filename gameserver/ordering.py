@@ -1,0 +1,48 @@
+"""Cross-line ordering: which table reports the engine holds back instead of applying them on arrival.
+
+Each device has its own line, and the lines are independent: a frame can arrive before a frame another
+device sent earlier (retransmission, a busy line, the reader's processing time). The engine applies a report
+on arrival unless the report only makes physical sense after a report from *another* line that has not
+arrived yet; then it holds the report for at most ``EngineConfig.reorder_grace_s`` (default 0.5 s):
+
+| report | held while | because the table must first have sent |
+|---|---|---|
+| `READER RESULT` / `REARRANGED` | the bowl is not lifted | `BOWL OFF` (the reader sees the faces once it is off) |
+| `SHAKER START` / `END` / `DROP` | the bowl is lifted | the read that asks for a re-shake (SH-3: a standing token) |
+| `BOWL OFF` (betting closed) | a shake is in progress | `SHAKER END` / `DROP` (nobody lifts the bowl while shaking) |
+
+A held report is applied as soon as the state it waits for is reached (the engine retries the held reports,
+in arrival order, after every report it applies). When its grace window ends first, it is applied as if it
+had not been held: a read before a lift or a shaker report while lifted is then ignored (``report_ignored``),
+a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs no other line).
+
+Independently, while a round is paused every table report except ``CONSOLE PROBLEM``/``RESOLVED`` is held
+with ``why="paused"`` and replayed, in order, when the round resumes: the table did those things (a dealer
+who shakes during a pause did shake).
+"""
+
+from __future__ import annotations
+
+from gameserver.events import ReportKind, TableReport
+from gameserver.model import Phase, RoundRecord
+
+PAUSED = "paused"
+AWAITING_LIFT = "awaiting_lift"
+AWAITING_READ = "awaiting_read"
+AWAITING_SHAKE_END = "awaiting_shake_end"
+
+_READS = frozenset({ReportKind.RESULT, ReportKind.REARRANGED})
+_SHAKER = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
+
+
+def hold_reason(r: RoundRecord, report: TableReport) -> str | None:
+    """Why ``report`` cannot be applied to round ``r`` yet (one of the ``AWAITING_*`` names), or None when it
+    applies now. Pure: looks at the round's state only."""
+    kind = report.kind
+    if kind in _READS and not r.lifted:
+        return AWAITING_LIFT
+    if kind in _SHAKER and r.lifted:
+        return AWAITING_READ
+    if kind is ReportKind.BOWL_OFF and r.phase is Phase.CLOSED and r.shaking and not r.lifted:
+        return AWAITING_SHAKE_END
+    return None
