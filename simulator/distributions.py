@@ -52,8 +52,9 @@ class Uniform:
         return self.low + (self.high - self.low) * stream.random()
 
     def bind(self, stream: Stream) -> Callable[[], float]:
-        low, width, u = self.low, self.high - self.low, stream.random
-        return lambda: low + width * u()
+        low, width = self.low, self.high - self.low
+        us, u, _, _ = stream.buffers()
+        return lambda: low + width * (us.pop() if us else u())
 
     @property
     def mean(self) -> float:
@@ -68,8 +69,9 @@ class Exponential:
         return stream.exponential(self.mean_value)
 
     def bind(self, stream: Stream) -> Callable[[], float]:
-        mean, u, log = self.mean_value, stream.random, math.log
-        return lambda: -mean * log(1.0 - u())
+        mean, log = self.mean_value, math.log
+        us, u, _, _ = stream.buffers()
+        return lambda: -mean * log(1.0 - (us.pop() if us else u()))
 
     @property
     def mean(self) -> float:
@@ -87,8 +89,9 @@ class LogNormal:
         return self.median * math.exp(self.sigma * stream.normal())
 
     def bind(self, stream: Stream) -> Callable[[], float]:
-        median, sigma, n, exp = self.median, self.sigma, stream.normal, math.exp
-        return lambda: median * exp(sigma * n())
+        median, sigma, exp = self.median, self.sigma, math.exp
+        _, _, ns, n = stream.buffers()
+        return lambda: median * exp(sigma * (ns.pop() if ns else n()))
 
     @property
     def mean(self) -> float:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from simulator.events import DropItem
+from simulator.fastinit import install_fast_init
 from simulator.profile import Profile
 from simulator.rng import Stream, Streams, Subsystem
 
@@ -57,6 +58,11 @@ class LiftFacts:
     token: int | None
 
 
+# Built once per round, shake or lift.
+for _cls in (Problem, RoundPlan, ShakeFacts, LiftFacts):
+    install_fast_init(_cls)
+
+
 class IncidentSource(Protocol):
     """Answers the model's chance questions. Implementations must be deterministic given their seed."""
 
@@ -70,6 +76,33 @@ class IncidentSource(Protocol):
 _TOKEN_DRAWS = 13  # per shake: face, standing, fall for each of 4 tokens, then overlap
 _SHAKER_DRAWS = 3  # per shake: bowl drop, plate drop, when in the shake
 _LIFT_DRAWS = 2  # per lift: touch, which token
+_FETCH_ROUNDS = 64  # round blocks fetched from the generator at once
+
+
+class _RoundBlocks:
+    """Consecutive blocks of ``size`` uniforms from ``stream``, one per call, fetched ``_FETCH_ROUNDS`` at a time.
+
+    Guarantee: the k-th call returns exactly what the k-th of k calls to ``stream.block(size)`` would (a PCG64
+    generator's ``random(n)`` consumes one output per value, so one large fetch equals many small ones); a numpy
+    call per round costs more than the draws themselves. The stream must have no other user.
+    """
+
+    __slots__ = ("_buffer", "_next", "_size", "_stream")
+
+    def __init__(self, stream: Stream, size: int) -> None:
+        self._stream = stream
+        self._size = size
+        self._buffer: list[float] = []
+        self._next = 0
+
+    def take(self) -> list[float]:
+        """The next block, a new list the caller owns."""
+        start = self._next
+        if start >= len(self._buffer):
+            self._buffer = self._stream.block(self._size * _FETCH_ROUNDS)
+            start = 0
+        end = self._next = start + self._size
+        return self._buffer[start:end]
 
 
 class RandomIncidents:
@@ -77,8 +110,8 @@ class RandomIncidents:
 
     def __init__(self, profile: Profile, streams: Streams) -> None:
         self.profile = profile
-        self._tokens: Stream = streams.stream(Subsystem.TOKENS)
-        self._shaker: Stream = streams.stream(Subsystem.SHAKER)
+        self._tokens = _RoundBlocks(streams.stream(Subsystem.TOKENS), _TOKEN_DRAWS * 2)
+        self._shaker = _RoundBlocks(streams.stream(Subsystem.SHAKER), _SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
         self._streams = streams
         self._tokens_overflow: Stream | None = None
         self._shaker_overflow: Stream | None = None
@@ -110,8 +143,8 @@ class RandomIncidents:
         """The next draws of this round: from the round's blocks while they last, then from the overflow streams."""
         if round_no != self._round:
             self._round = round_no
-            self._token_block = self._tokens.block(_TOKEN_DRAWS * 2)
-            self._shaker_block = self._shaker.block(_SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
+            self._token_block = self._tokens.take()
+            self._shaker_block = self._shaker.take()
             self._tokens_overflow = self._shaker_overflow = None
         tb, sb = self._token_block, self._shaker_block
         if len(tb) >= tokens:

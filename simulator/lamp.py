@@ -12,6 +12,8 @@ from enum import StrEnum
 
 import simpy
 
+from simulator.fastinit import install_fast_init
+
 
 class LampState(StrEnum):
     OFF = "off"  # between rounds
@@ -27,6 +29,9 @@ class LampSignal:
     state: LampState
     round: int
     deadline: float | None  # sim time betting closes, for BETTING_OPEN
+
+
+install_fast_init(LampSignal)  # three signals per round
 
 
 class Lamp:

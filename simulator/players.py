@@ -45,8 +45,9 @@ class WeightedChoice:
 
     def bind(self, stream: Stream) -> Callable[[], Any]:
         """A zero-argument picker on ``stream`` (same draws as :meth:`pick`)."""
-        options, cum, total, u = self._options, self._cum, self._total, stream.random
-        return lambda: options[bisect_right(cum, u() * total)]
+        options, cum, total = self._options, self._cum, self._total
+        us, u, _, _ = stream.buffers()
+        return lambda: options[bisect_right(cum, (us.pop() if us else u()) * total)]
 
 
 class Seat:

@@ -9,6 +9,7 @@ sequence of values is independent of the block size.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import IntEnum
 
 import numpy as np
@@ -58,6 +59,14 @@ class Stream:
         except IndexError:
             self._normals.extend(reversed(self._gen.standard_normal(_BLOCK).tolist()))
             return self._normals.pop()
+
+    def buffers(self) -> tuple[list[float], Callable[[], float], list[float], Callable[[], float]]:
+        """The live uniform buffer, :meth:`random`, the live normal buffer and :meth:`normal`.
+
+        Guarantee: ``buf.pop() if buf else draw()`` is the next variate, the very value ``draw()`` would return;
+        the buffers are refilled only in place, so a sampler may keep them (it saves a call per draw).
+        """
+        return self._uniforms, self.random, self._normals, self.normal
 
     def block(self, n: int) -> list[float]:
         """``n`` uniforms in [0, 1) straight from the generator, bypassing the scalar buffer. A stream is used
@@ -112,8 +121,9 @@ class RoundStream(Stream):
     def start_round(self, round_no: int) -> None:
         """Begin drawing for ``round_no`` (discarding what the previous round left unused)."""
         self._round = round_no
-        self._uniforms = self._gen.random(self._n_uniforms).tolist()
-        self._normals = self._gen.standard_normal(self._n_normals).tolist()
+        # Refilled in place: samplers bound with :meth:`buffers` keep these very lists.
+        self._uniforms[:] = self._gen.random(self._n_uniforms).tolist()
+        self._normals[:] = self._gen.standard_normal(self._n_normals).tolist()
         self._overflow = None
 
     def _spill(self) -> Stream:
