@@ -18,6 +18,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Callable, Generator, Sequence
 from itertools import accumulate
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from simulator.events import BetSent, LinkDown, LinkUp, PlayerJoined, PlayerLeft
@@ -86,6 +87,11 @@ class Seat:
         self.link_up = True
 
 
+# One planned action of a round: (time, seat, (bet, stake) or None for leaving, network latency).
+_Planned = tuple[float, Seat, tuple[Any, int] | None, float]
+_at = itemgetter(0)
+
+
 class Crowd:
     """All seats of a table, played by one process (plus one link process per seat)."""
 
@@ -115,7 +121,7 @@ class Crowd:
         while True:
             signal = yield lamp.opened
             now = env.now
-            plan: list[tuple[float, int, int, tuple[Any, int] | None, float]] = []
+            plan: list[_Planned] = []
             append = plan.append
             for seat in seats:
                 if seat.player is None:
@@ -128,35 +134,36 @@ class Crowd:
                 elif seat.free_at < 0.0:
                     continue  # leaving once its last round's bets are sent
                 n = seat.n_bets()
-                at, index = now, seat.index
+                at = now
                 if n:
                     think, pick, latency = seat.think, seat.bet_and_stake, seat.latency
-                    for k in range(n):
+                    for _ in range(n):
                         at += think()
-                        append((at, index, k, pick(), latency()))
+                        append((at, seat, pick(), latency()))
                 if seat.leave() < leave_p:
                     seat.free_at = -1.0
-                    append((at, index, n, None, 0.0))  # leaves right after its own last bet
+                    append((at, seat, None, 0.0))  # leaves right after its own last bet
             if plan:
-                plan.sort()
+                # Time order; equal times keep seat order, then a seat's own order (the sort is stable), and the
+                # keys are plain floats, which list.sort compares without tuple comparisons.
+                plan.sort(key=_at)
                 process(self._send(signal.round, plan))
 
-    def _send(self, round_no: int, plan: list[tuple[float, int, int, tuple[Any, int] | None, float]]) -> Proc:
+    def _send(self, round_no: int, plan: list[_Planned]) -> Proc:
         """Play one round's plan in time order: send each bet (lost if its player's link is down) and let each
         leaving player go right after their own last bet."""
-        env, emit, seats = self.table.env, self.table.emit, self.seats
-        timeout = env.timeout
-        now = env.now
-        for at, index, _, choice, delay in plan:
+        emit = self.table.emit
+        timeout = self.table.env.timeout
+        now = self.table.env.now
+        for at, seat, choice, delay in plan:
             if at > now:
                 yield timeout(at - now)
                 now = at
-            seat = seats[index]
             player = seat.player
             if player is None:
                 continue
             if choice is None:
-                emit(PlayerLeft(at, player, index))
+                emit(PlayerLeft(at, player, seat.index))
                 seat.player = None
                 seat.free_at = at + self.settings.arrival_gap.sample(seat.stream)
             elif seat.link_up:
