@@ -62,13 +62,38 @@ class LiftFacts:
 for _cls in (Problem, RoundPlan, ShakeFacts, LiftFacts):
     install_fast_init(_cls)
 
+# The answers of almost every round and lift; frozen, so one shared instance serves them all.
+_QUIET_ROUND = RoundPlan(False, None, None)
+_CLEAN_LIFT = LiftFacts(False, None)
+
 
 class IncidentSource(Protocol):
     """Answers the model's chance questions. Implementations must be deterministic given their seed."""
 
     def round_plan(self, round_no: int) -> RoundPlan: ...
 
-    def shake(self, round_no: int, shake_no: int) -> ShakeFacts: ...
+    def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
+        tk = self.profile.tokens
+        t, b = self._take(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
+        p_standing, p_fall = tk.p_standing, tk.p_fall
+        faces = ""
+        fell: int | None = None
+        i = 0
+        for p_red in tk.p_red:  # draws per token: face, standing, fall
+            faces += "S" if t[i + 1] < p_standing else ("R" if t[i] < p_red else "W")
+            if fell is None and t[i + 2] < p_fall:
+                fell = i // 3
+            i += 3
+        overlap = t[12] < tk.p_overlap
+        sh = self.profile.shaker
+        bowl_u, plate_u, at_u = b
+        if bowl_u < sh.p_drop_bowl:
+            return ShakeFacts(faces, overlap, DropItem.BOWL, None, at_u)
+        if plate_u < sh.p_drop_plate:
+            return ShakeFacts(faces, overlap, DropItem.PLATE, None, at_u)
+        if fell is not None:
+            return ShakeFacts(faces, overlap, DropItem.TOKEN, fell, at_u)
+        return ShakeFacts(faces, overlap, None, None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts: ...
 
@@ -120,24 +145,24 @@ class RandomIncidents:
         self._shaker_block: list[float] = []
         self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
         self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
+        self._resolve = profile.problems.resolve.bind(self._problems)
 
     def round_plan(self, round_no: int) -> RoundPlan:
         m = self.profile.mistakes
-        s = self._mistakes
-        forget = s.random() < m.forget_shake
-        early_u, early_at = s.random(), s.random()
+        u = self._mistakes.random
+        forget = u() < m.forget_shake
+        early_u, early_at = u(), u()
         pr = self.profile.problems
-        p = self._problems
-        has_problem, after_u = p.random(), p.random()
-        resolve = pr.resolve.sample(p)
-        problem = None
+        p = self._problems.random
+        has_problem, after_u = p(), p()
+        resolve = self._resolve()
+        early = early_at if early_u < m.early_lift else None
         if has_problem < pr.rate:
-            problem = Problem(after=after_u * self.profile.table.betting_period, resolve=resolve)
-        return RoundPlan(
-            forget_shake=forget,
-            early_lift=early_at if early_u < m.early_lift else None,
-            problem=problem,
-        )
+            problem = Problem(after_u * self.profile.table.betting_period, resolve)
+            return RoundPlan(forget, early, problem)
+        if forget or early is not None:
+            return RoundPlan(forget, early, None)
+        return _QUIET_ROUND
 
     def _take(self, round_no: int, tokens: int, shaker: int) -> tuple[list[float], list[float]]:
         """The next draws of this round: from the round's blocks while they last, then from the overflow streams."""
@@ -190,4 +215,4 @@ class RandomIncidents:
         _, (touch_u, which_u) = self._take(round_no, 0, _LIFT_DRAWS)
         if touch_u < self.profile.shaker.p_touch:
             return LiftFacts(True, min(int(which_u * 4), 3))
-        return LiftFacts(False, None)
+        return _CLEAN_LIFT
