@@ -72,28 +72,7 @@ class IncidentSource(Protocol):
 
     def round_plan(self, round_no: int) -> RoundPlan: ...
 
-    def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
-        tk = self.profile.tokens
-        t, b = self._take(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
-        p_standing, p_fall = tk.p_standing, tk.p_fall
-        faces = ""
-        fell: int | None = None
-        i = 0
-        for p_red in tk.p_red:  # draws per token: face, standing, fall
-            faces += "S" if t[i + 1] < p_standing else ("R" if t[i] < p_red else "W")
-            if fell is None and t[i + 2] < p_fall:
-                fell = i // 3
-            i += 3
-        overlap = t[12] < tk.p_overlap
-        sh = self.profile.shaker
-        bowl_u, plate_u, at_u = b
-        if bowl_u < sh.p_drop_bowl:
-            return ShakeFacts(faces, overlap, DropItem.BOWL, None, at_u)
-        if plate_u < sh.p_drop_plate:
-            return ShakeFacts(faces, overlap, DropItem.PLATE, None, at_u)
-        if fell is not None:
-            return ShakeFacts(faces, overlap, DropItem.TOKEN, fell, at_u)
-        return ShakeFacts(faces, overlap, None, None, at_u)
+    def shake(self, round_no: int, shake_no: int) -> ShakeFacts: ...
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts: ...
 
@@ -194,22 +173,22 @@ class RandomIncidents:
         p_standing, p_fall = tk.p_standing, tk.p_fall
         faces = ""
         fell: int | None = None
-        for i, p_red in enumerate(tk.p_red):
-            face_u, stand_u, fall_u = t[3 * i], t[3 * i + 1], t[3 * i + 2]
-            faces += "S" if stand_u < p_standing else ("R" if face_u < p_red else "W")
-            if fall_u < p_fall and fell is None:
-                fell = i
+        i = 0
+        for p_red in tk.p_red:  # draws per token: face, standing, fall
+            faces += "S" if t[i + 1] < p_standing else ("R" if t[i] < p_red else "W")
+            if fell is None and t[i + 2] < p_fall:
+                fell = i // 3
+            i += 3
         overlap = t[12] < tk.p_overlap
         sh = self.profile.shaker
         bowl_u, plate_u, at_u = b
-        drop: DropItem | None = None
         if bowl_u < sh.p_drop_bowl:
-            drop = DropItem.BOWL
-        elif plate_u < sh.p_drop_plate:
-            drop = DropItem.PLATE
-        elif fell is not None:
-            drop = DropItem.TOKEN
-        return ShakeFacts(faces, overlap, drop, fell if drop is DropItem.TOKEN else None, at_u)
+            return ShakeFacts(faces, overlap, DropItem.BOWL, None, at_u)
+        if plate_u < sh.p_drop_plate:
+            return ShakeFacts(faces, overlap, DropItem.PLATE, None, at_u)
+        if fell is not None:
+            return ShakeFacts(faces, overlap, DropItem.TOKEN, fell, at_u)
+        return ShakeFacts(faces, overlap, None, None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts:
         _, (touch_u, which_u) = self._take(round_no, 0, _LIFT_DRAWS)
