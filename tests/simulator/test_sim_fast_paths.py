@@ -1,0 +1,143 @@
+"""The model's fast paths give exactly what the plain paths give: generated event constructors, samplers that pop
+the stream buffers inline, and round blocks fetched many rounds at a time."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
+from simulator.events import EVENT_TYPES, BetSent
+from simulator.fastinit import install_fast_init
+from simulator.incidents import _FETCH_ROUNDS, LiftFacts, RoundPlan, ShakeFacts, _RoundBlocks
+from simulator.players import WeightedChoice
+from simulator.rng import RoundStream, Stream, Streams, Subsystem
+
+
+def _generator(seed: int, *key: int) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(entropy=seed, spawn_key=key)))
+
+
+def _sample_args(cls: type) -> list[object]:
+    """One distinct value per field, chosen by field position (no value is repeated)."""
+    return [f"value-{i}" for i, _ in enumerate(dataclasses.fields(cls))]
+
+
+@pytest.mark.parametrize("cls", [*EVENT_TYPES, RoundPlan, ShakeFacts, LiftFacts], ids=lambda c: c.__name__)
+def test_generated_init_sets_every_field_by_position_and_by_keyword(cls: type) -> None:
+    names = [f.name for f in dataclasses.fields(cls)]
+    values = _sample_args(cls)
+    by_position = cls(*values)
+    by_keyword = cls(**dict(zip(names, values, strict=True)))
+    assert [getattr(by_position, n) for n in names] == values
+    assert by_position == by_keyword
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(by_position, names[0], "changed")
+    with pytest.raises(TypeError):
+        cls(*values[:-1])  # a missing argument is still an error
+
+
+def test_bet_sent_built_by_hand_reads_back_its_fields() -> None:
+    bet = BetSent(1.5, 3, "p01.1", "p01.1-2", "big", 500, 1.56)  # type: ignore[arg-type]
+    assert (bet.t, bet.round, bet.player, bet.bet_id, bet.bet, bet.stake, bet.arrives) == (
+        1.5,
+        3,
+        "p01.1",
+        "p01.1-2",
+        "big",
+        500,
+        1.56,
+    )
+    assert bet.to_dict()["kind"] == "bet_sent"
+
+
+def test_install_fast_init_refuses_classes_it_cannot_reproduce() -> None:
+    @dataclasses.dataclass(slots=True)
+    class Mutable:
+        x: int
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class WithDefault:
+        x: int = 1
+
+    @dataclasses.dataclass(frozen=True)
+    class NoSlots:
+        x: int
+
+    for cls in (Mutable, WithDefault, NoSlots):
+        with pytest.raises(TypeError, match=cls.__qualname__):
+            install_fast_init(cls)
+
+
+def _pop_or_draw(buffer: list[float], draw: Callable[[], float]) -> float:
+    return buffer.pop() if buffer else draw()
+
+
+@pytest.mark.parametrize("kind", ["stream", "round_stream"])
+def test_buffer_pops_give_the_same_values_as_the_draw_methods(kind: str) -> None:
+    def make() -> Stream:
+        streams = Streams(11)
+        if kind == "stream":
+            return streams.stream(Subsystem.PLAYER, 2)
+        stream = RoundStream(streams, Subsystem.DEALER, 0, uniforms=5, normals=3)
+        stream.start_round(1)
+        return stream
+
+    plain, fast = make(), make()
+    us, u, ns, n = fast.buffers()
+    # 1,300 uniforms and 650 normals interleaved: crosses the 512-value refills (and, for the round stream, the
+    # round budget into the overflow stream).
+    expected = [(plain.random(), plain.random(), plain.normal()) for _ in range(650)]
+    got = [(_pop_or_draw(us, u), _pop_or_draw(us, u), _pop_or_draw(ns, n)) for _ in range(650)]
+    assert got == expected
+
+
+def test_round_stream_keeps_its_buffers_across_rounds() -> None:
+    stream = RoundStream(Streams(3), Subsystem.DEALER, 0, uniforms=4, normals=2)
+    us, _, ns, _ = stream.buffers()
+    gen = _generator(3, int(Subsystem.DEALER), 0)
+    for round_no in (1, 2):
+        stream.start_round(round_no)
+        uniforms, normals = gen.random(4).tolist(), gen.standard_normal(2).tolist()
+        assert stream.buffers()[0] is us and stream.buffers()[2] is ns
+        assert [us.pop() for _ in range(4)] == uniforms[::-1]
+        assert [ns.pop() for _ in range(2)] == normals[::-1]
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [Fixed(2.0), Uniform(1.0, 3.0), Exponential(3.0), LogNormal(0.06, 0.5)],
+    ids=lambda d: type(d).__name__,
+)
+def test_bound_samplers_draw_what_sample_draws(dist: Fixed | Uniform | Exponential | LogNormal) -> None:
+    plain, fast = Streams(5).stream(Subsystem.PLAYER, 0), Streams(5).stream(Subsystem.PLAYER, 0)
+    bound = dist.bind(fast)
+    assert [bound() for _ in range(1200)] == [dist.sample(plain) for _ in range(1200)]
+
+
+def test_bound_weighted_choice_picks_what_pick_picks() -> None:
+    choice = WeightedChoice(["a", "b", "c"], [0.2, 0.5, 0.3])
+    plain, fast = Streams(8).stream(Subsystem.PLAYER, 1), Streams(8).stream(Subsystem.PLAYER, 1)
+    bound = choice.bind(fast)
+    picks = [bound() for _ in range(1200)]
+    assert picks == [choice.pick(plain) for _ in range(1200)]
+    assert set(picks) == {"a", "b", "c"}
+
+
+def test_round_blocks_fetched_together_equal_blocks_drawn_one_by_one() -> None:
+    blocks = _RoundBlocks(Streams(9).stream(Subsystem.TOKENS), 26)
+    gen = _generator(9, int(Subsystem.TOKENS), 0)
+    for _ in range(_FETCH_ROUNDS * 2 + 3):  # across two refetches
+        assert blocks.take() == gen.random(26).tolist()
+
+
+def test_a_taken_round_block_is_the_callers_own_list() -> None:
+    blocks = _RoundBlocks(Streams(9).stream(Subsystem.TOKENS), 4)
+    first = blocks.take()
+    first.clear()
+    gen = _generator(9, int(Subsystem.TOKENS), 0)
+    gen.random(4)
+    assert blocks.take() == gen.random(4).tolist()
