@@ -79,6 +79,10 @@ def main() -> None:
     print(f"  bare simpy loop         {args.rounds / best_bare:10,.0f} rounds/s   ({best_bare:.3f} s, same events)")
     print(f"  model cost / bare loop  {ratio:8.2f}x   (target <= 3.00x)")
     print(f"  absolute vs target      {rate / 20000:8.2f}x of 20,000 rounds/s")
+    # Diagnostics: the model's own work per round, beyond what the same SimPy events cost in the bare loop.
+    model_us, bare_us = best_model / args.rounds * 1e6, best_bare / args.rounds * 1e6
+    logic = model_us - bare_us
+    print(f"  per round               {model_us:8.1f} us model, {bare_us:.1f} us bare loop, {logic:.1f} us model logic")
 
 
 if __name__ == "__main__":
