@@ -46,27 +46,31 @@ class WeightedChoice:
 
     def bind(self, stream: Stream) -> Callable[[], Any]:
         """A zero-argument picker on ``stream`` (same draws as :meth:`pick`)."""
-        options, cum, total = self._options, self._cum, self._total
+        options, cum, total = self.table()
         us, u, _, _ = stream.buffers()
         return lambda: options[bisect_right(cum, (us.pop() if us else u()) * total)]
+
+    def table(self) -> tuple[tuple[Any, ...], list[float], float]:
+        """``(options, cum, total)``: the pick for a uniform ``x`` is ``options[bisect_right(cum, x * total)]``,
+        for callers that inline the pick in a hot loop."""
+        return self._options, self._cum, self._total
 
 
 class Seat:
     """One seat: who sits there, its bound samplers, how many bets were sent, and whether the link is up."""
 
     __slots__ = (
-        "bet_and_stake",
         "bets",
+        "draw",
         "free_at",
         "index",
         "latency",
-        "leave",
         "link_up",
-        "n_bets",
         "net_stream",
         "player",
         "stream",
         "think",
+        "uniforms",
         "visits",
     )
 
@@ -75,11 +79,10 @@ class Seat:
         self.stream = s = table.streams.stream(Subsystem.PLAYER, index)
         self.net_stream = table.streams.stream(Subsystem.NETWORK, index)
         settings = crowd.settings
-        self.n_bets = crowd.n_bets.bind(s)
         self.think = settings.think.bind(s)
-        self.bet_and_stake = crowd.bet_and_stake.bind(s)
         self.latency = settings.network.latency.bind(s)
-        self.leave = s.random
+        # The seat's next uniform, inlined in the crowd's loop: ``uniforms.pop() if uniforms else draw()``.
+        self.uniforms, self.draw, _, _ = s.buffers()
         self.visits = 0
         self.bets = 0
         self.player: str | None = None
@@ -118,6 +121,9 @@ class Crowd:
         table, env = self.table, self.table.env
         lamp, emit, seats, leave_p = table.lamp, table.emit, self.seats, self.leave_p
         process = env.process
+        # The number of bets and each (bet, stake) pick are inlined (same draws as the bound pickers).
+        n_options, n_cum, n_total = self.n_bets.table()
+        bet_options, bet_cum, bet_total = self.bet_and_stake.table()
         while True:
             signal = yield lamp.opened
             now = env.now
@@ -133,14 +139,16 @@ class Crowd:
                     emit(PlayerJoined(now, seat.player, seat.index))
                 elif seat.free_at < 0.0:
                     continue  # leaving once its last round's bets are sent
-                n = seat.n_bets()
+                us, u = seat.uniforms, seat.draw
+                n = n_options[bisect_right(n_cum, (us.pop() if us else u()) * n_total)]
                 at = now
                 if n:
-                    think, pick, latency = seat.think, seat.bet_and_stake, seat.latency
+                    think, latency = seat.think, seat.latency
                     for _ in range(n):
                         at += think()
-                        append((at, seat, pick(), latency()))
-                if seat.leave() < leave_p:
+                        choice = bet_options[bisect_right(bet_cum, (us.pop() if us else u()) * bet_total)]
+                        append((at, seat, choice, latency()))
+                if (us.pop() if us else u()) < leave_p:
                     seat.free_at = -1.0
                     append((at, seat, None, 0.0))  # leaves right after its own last bet
             if plan:
