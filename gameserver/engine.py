@@ -184,18 +184,18 @@ class RoundEngine:
     def report(self, report: TableReport) -> None:
         """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2).
 
-        Reports for no round are recorded as ``report_ignored`` and change nothing. During a pause, table
+        Reports for no round, or tagged with another round than the one in progress, are recorded as
+        ``report_ignored`` and change nothing. During a pause, table
         reports are held (``report_held``) and replayed on resume; a report that only makes sense after one
         from another line is held for the reorder grace window (:mod:`gameserver.ordering`).
         """
         self.tick()
         r = self.active
         kind = report.kind
-        if r is not None and r.paused_reason is not None and kind is ReportKind.RESOLVED:
+        if r is None or (report.round_tag is not None and report.round_tag != str(r.round_id)):
+            self._ignored(r, report, "no_round" if r is None else "other_round")
+        elif r.paused_reason is not None and kind is ReportKind.RESOLVED:
             self.resume()
-            return
-        if r is None:
-            self._ignored(r, report, "no_round")
         elif r.paused_reason is not None:
             if kind in (ReportKind.PROBLEM, ReportKind.RESOLVED):
                 self._ignored(r, report, "paused")

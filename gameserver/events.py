@@ -94,7 +94,8 @@ class TableReport:
 
     ``faces`` (RESULT/REARRANGED) is 4 characters of R/W/S/U, token 0 first (S standing, U unreadable);
     ``overlap`` flags an SH-1 read; ``touch`` flags a bowl that touched a token while lifted (SH-5);
-    ``detail`` explains a PROBLEM or a DROP.
+    ``detail`` explains a PROBLEM or a DROP; ``round_tag`` is the round the device tagged its frame with
+    (docs/protocol.md §6, "Round tag"; None: untagged, tied to a round by arrival time).
     """
 
     kind: ReportKind
@@ -103,3 +104,4 @@ class TableReport:
     overlap: bool = False
     touch: bool = False
     detail: str = ""
+    round_tag: str | None = None

@@ -12,6 +12,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Protocol, TextIO
 
 import serial
@@ -48,8 +49,14 @@ def open_serial(name: str, url: str) -> DevicePort:
 
 
 def to_report(device: str, frame: Frame) -> TableReport | None:
-    """The engine report a device frame stands for; None for frames that are recorded only (HELLO,
-    CONSOLE TOKENS/REASSEMBLED/REARRANGED)."""
+    """The engine report a device frame stands for, carrying the frame's round tag (docs/protocol.md §6)
+    if it has one; None for frames that are recorded only (HELLO, CONSOLE TOKENS/REASSEMBLED/REARRANGED)."""
+    report = _report(device, frame)
+    tag = frame.round_tag
+    return report if report is None or tag is None else replace(report, round_tag=tag)
+
+
+def _report(device: str, frame: Frame) -> TableReport | None:
     key = (frame.src, frame.type)
     if key == ("BOWL", "ON"):
         return TableReport(ReportKind.BOWL_ON, device)

@@ -72,6 +72,22 @@ CATALOGUE: dict[tuple[str, str], tuple[tuple[str, Callable[[str], bool]], ...]] 
     ("SRV", "RESUME"): (("round", _value),),
     ("SRV", "VOID"): (("round", _value), ("clause", _one_of("SH-4a", "SH-4b", "SH-5", "ERR-3"))),
 }
+#: Device data messages that may end with the optional round tag ``round=<id>`` (§6, "Round tag").
+TAGGABLE: frozenset[tuple[str, str]] = frozenset(
+    k for k in CATALOGUE if k[0] in ("BOWL", "SHAKER", "READER", "CONSOLE") and k[1] not in {"HELLO", *CONTROL}
+)
+_ROUND_TAG = ("round", _value)
+
+
+def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> bool:
+    """The fields are exactly the catalogue's, in order, with valid values — plus the optional trailing
+    round tag on a device data message."""
+    spec = CATALOGUE[(src, type_)]
+    if (src, type_) in TAGGABLE and len(fields) == len(spec) + 1:
+        spec = (*spec, _ROUND_TAG)
+    return [k for k, _ in fields] == [k for k, _ in spec] and all(
+        ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
+    )
 
 
 @dataclass(frozen=True)
@@ -95,6 +111,14 @@ class Frame:
                 return v
         raise KeyError(key)
 
+    @property
+    def round_tag(self) -> str | None:
+        """The round a device data frame is tagged with (§6, "Round tag"), or None for an untagged frame
+        (and for every frame that is not a device data message)."""
+        if (self.src, self.type) not in TAGGABLE:
+            return None
+        return dict(self.fields).get("round")
+
 
 @dataclass(frozen=True)
 class DecodeError:
@@ -117,9 +141,7 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
     spec = CATALOGUE.get((src, type_))
     if spec is None:
         raise ValueError(f"no message {src} {type_} in the catalogue")
-    if [k for k, _ in fields] != [k for k, _ in spec] or not all(
-        ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
-    ):
+    if not _fields_ok(src, type_, fields):
         raise ValueError(f"fields {fields!r} do not match {src} {type_}")
     if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
         raise ValueError(f"seq {seq} is not valid for {type_}")
@@ -162,9 +184,7 @@ def parse(raw: bytes) -> Frame | DecodeError:
         if not eq or not _KEY.match(key) or not _VALUE.match(value):
             return DecodeError("field", raw, "field", nak_seq)
         pairs.append((key, value))
-    if [k for k, _ in pairs] != [k for k, _ in spec] or not all(
-        ok(v) for (_, ok), (_, v) in zip(spec, pairs, strict=True)
-    ):
+    if not _fields_ok(src, type_, pairs):
         return DecodeError("field", raw, "field", nak_seq)
     frame = Frame(seq, src, type_, tuple(pairs))
     if not _cross_fields_ok(frame):

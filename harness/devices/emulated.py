@@ -45,6 +45,9 @@ class EmulatedTable:
         on_event: called with every link event of every device.
         keep_reports: keep every (time, device, message) handed to the devices in :attr:`reports`.
         heartbeat: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
+        round_tags: True (default) to tag every device report with the server's id of the round the table
+            was playing when the device saw it (docs/protocol.md §6, "Round tag"); False for a server that
+            does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands).
     """
 
     def __init__(
@@ -61,10 +64,12 @@ class EmulatedTable:
         on_event: EventHandler | None = None,
         keep_reports: bool = False,
         heartbeat: float = HEARTBEAT,
+        round_tags: bool = True,
     ) -> None:
         self.env = env if env is not None else simpy.Environment()
         self.lamp = Lamp(self.env) if server_lamp else None
         self.driver = LampDriver(self.lamp) if self.lamp is not None else None
+        self.round_tags = round_tags
         self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
         self.hub = DeviceHub(
             transports,
@@ -90,13 +95,22 @@ class EmulatedTable:
 
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
+        tag = self._round_tag(event)
         for src, message in reports:
             if src in self.hub.ports:
-                self.hub.send(src, message, self.env.now)
+                self.hub.send(src, message, self.env.now, tag)
                 if self.reports is not None:
                     self.reports.append((self.env.now, src, message))
         if reports:
             self.wake()  # new frames may have moved a retransmission deadline
+
+    def _round_tag(self, event: Event) -> str | None:
+        """The server's id of the round the table was playing when ``event`` happened (the lamp's OPEN for
+        it), or None when tags are off, the lamp is not the server's, or the event belongs to no round."""
+        number = getattr(event, "round", None)
+        if not self.round_tags or self.driver is None or not isinstance(number, int):
+            return None
+        return self.driver.wire_id(number)
 
     def _command(self, src: Source, message: Message, now: float) -> None:
         if src is Source.LAMP and self.driver is not None:

@@ -77,14 +77,15 @@ class DeviceHub:
         for port in self.ports.values():
             self._check_connection(port, now)
 
-    def send(self, src: Source, message: Message, now: float) -> None:
-        """Queue a device report; written at once when the line is free. A missing device is an error.
+    def send(self, src: Source, message: Message, now: float, round: str | None = None) -> None:
+        """Queue a device report, tagged with ``round`` when given (docs/protocol.md §6, "Round tag");
+        written at once when the line is free. A missing device is an error.
 
         Raises:
             KeyError: the hub has no such device.
         """
         port = self.ports[src]
-        port.link.send(message, now)
+        port.link.send(message, now, round)
         port.sent += 1
         self._flush(port, now)
 

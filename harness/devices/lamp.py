@@ -27,6 +27,7 @@ class LampDriver:
     def __init__(self, lamp: Lamp) -> None:
         self.lamp = lamp
         self.rounds: dict[str, int] = {}
+        self._ids: dict[int, str] = {}  # the reverse of ``rounds``
         self._before_pause: tuple[LampState, float | None] | None = None
 
     def round_no(self, round_id: str) -> int:
@@ -36,6 +37,12 @@ class LampDriver:
         number = int(round_id) if round_id.isdigit() else max(self.rounds.values(), default=0) + 1
         self.rounds[round_id] = number
         return number
+
+    def wire_id(self, number: int) -> str | None:
+        """The wire round id the server opened as round ``number`` (None if no OPEN named it)."""
+        if len(self._ids) != len(self.rounds):  # rebuilt from ``rounds``, which subclasses fill too
+            self._ids = {n: round_id for round_id, n in self.rounds.items()}
+        return self._ids.get(number)
 
     def apply(self, message: Message, now: float) -> None:
         """Show the command on the lamp. Messages that are not lamp commands are ignored."""

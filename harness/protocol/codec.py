@@ -19,6 +19,7 @@ from harness.protocol.messages import (
     CATALOGUE,
     MESSAGE_TYPES,
     PROTOCOL_VERSION,
+    TAGGABLE,
     BowlOff,
     Drop,
     DropItem,
@@ -239,6 +240,13 @@ def encode_body(frame: Frame) -> bytes:
             except _FieldError as exc:
                 raise _FieldError(f"{name}: {exc}") from None
         _cross_check(msg)
+        if frame.round is not None:
+            if cls not in TAGGABLE:
+                raise _FieldError("round: only device data messages (not HELLO, not the lamp) carry a round tag")
+            try:
+                parts.append(f"round={_enc_value(frame.round)}")
+            except _FieldError as exc:
+                raise _FieldError(f"round: {exc}") from None
     except _FieldError as exc:
         raise EncodeError(f"{frame.src!s} {cls.TYPE}: {exc}") from None
     return " ".join(parts).encode("ascii")
@@ -293,6 +301,11 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         return FrameError(ErrorReason.SYNTAX, raw, f"{cls.TYPE}: seq must be {what}, got {seq}", seq, src)
     layout = _LAYOUT[cls]
     given = parts[4:]
+    tag: str | None = None
+    if cls in TAGGABLE and len(given) == len(layout) + 1 and given[-1].startswith("round="):
+        tag = given.pop()[len("round=") :]
+        if not _VALUE.match(tag):
+            return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: round: {tag!r} is not a value (§2)", seq, src)
     if len(given) != len(layout):
         names = " ".join(n for n, _ in layout) or "no fields"
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src)
@@ -310,7 +323,7 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         _cross_check(msg)
     except _FieldError as exc:
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
-    return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION)
+    return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION, round=tag)
 
 
 class FrameDecoder:

@@ -81,6 +81,7 @@ class _InFlight:
     raw: bytes
     due: float
     tries: int = 0
+    round: str | None = None
 
 
 class Link:
@@ -118,7 +119,7 @@ class Link:
         self.heartbeat = heartbeat
         self.silence = silence
         self.decoder = FrameDecoder()
-        self.queue: deque[Message] = deque()
+        self.queue: deque[tuple[Message, str | None]] = deque()  # (message, round tag)
         self.inflight: _InFlight | None = None
         self.up = False
         self.opened = False
@@ -134,11 +135,11 @@ class Link:
     def open(self, now: float) -> None:
         """(Re)open the port: HELLO first, seq 1; an unacknowledged frame is kept and re-sent after it."""
         if self.inflight is not None and not isinstance(self.inflight.message, Hello):
-            self.queue.appendleft(self.inflight.message)
-        while self.queue and isinstance(self.queue[0], Hello):
+            self.queue.appendleft((self.inflight.message, self.inflight.round))
+        while self.queue and isinstance(self.queue[0][0], Hello):
             self.queue.popleft()
         self.inflight = None
-        self.queue.appendleft(self.hello)
+        self.queue.appendleft((self.hello, None))
         self._next_seq = 1
         self.decoder = FrameDecoder()
         self._out.clear()  # bytes for the old connection are gone with it
@@ -146,11 +147,13 @@ class Link:
         self._last_rx = now
         self._pump(now)
 
-    def send(self, message: Message, now: float) -> None:
-        """Queue a data message; it goes out at once when nothing is in flight. Never drops it."""
+    def send(self, message: Message, now: float, round: str | None = None) -> None:
+        """Queue a data message, tagged with ``round`` when given (docs/protocol.md §6, "Round tag"; the tag
+        is fixed now, so a retransmission after the round ended still names it); it goes out at once when
+        nothing is in flight. Never drops it. Raises ValueError for a control message."""
         if message.CONTROL:
             raise ValueError(f"{message.TYPE} is a control message; the link sends those itself")
-        self.queue.append(message)
+        self.queue.append((message, round))
         self._pump(now)
 
     def _seq(self) -> int:
@@ -169,12 +172,12 @@ class Link:
         if not self.opened:
             return
         while self.queue and self.inflight is None:
-            message = self.queue.popleft()
+            message, tag = self.queue.popleft()
             seq = self._seq()
-            raw = encode(Frame(seq, self.src, message))
+            raw = encode(Frame(seq, self.src, message, round=tag))
             self._emit(raw, now)
             if self.require_ack:
-                self.inflight = _InFlight(seq, message, raw, now + self.retry_after)
+                self.inflight = _InFlight(seq, message, raw, now + self.retry_after, round=tag)
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""

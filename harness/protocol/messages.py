@@ -304,6 +304,16 @@ def _catalogue() -> dict[tuple[Source, str], type[Message]]:
 
 CATALOGUE: dict[tuple[Source, str], type[Message]] = _catalogue()
 
+#: Messages that may end with the optional round tag ``round=<id>``: every data message a device other than
+#: the lamp sends, except HELLO (docs/protocol.md §6, "Round tag").
+TAGGABLE: frozenset[type[Message]] = frozenset(
+    cls
+    for cls in MESSAGE_TYPES
+    if not cls.CONTROL
+    and cls is not Hello
+    and {Source.BOWL, Source.SHAKER, Source.READER, Source.CONSOLE} >= cls.SOURCES
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Frame:
@@ -313,3 +323,4 @@ class Frame:
     src: Source
     message: Message
     version: int = PROTOCOL_VERSION
+    round: str | None = None  # the optional round tag of a device data message (docs/protocol.md §6)

@@ -54,6 +54,7 @@ class DevServer:
             for src in ends
         }
         self.heard: list[tuple[float, Source, Message]] = []
+        self.tags: list[str | None] = []  # the round tag of each frame in ``heard`` (docs/protocol.md §6)
         self.opens: list[float] = []  # when each OPEN was queued
         self.betting_ms = betting_ms
         self.tick = tick
@@ -82,6 +83,7 @@ class DevServer:
                 for event in link.receive(data, now) if data else []:
                     if isinstance(event, Received) and not isinstance(event.frame.message, Hello):
                         self.heard.append((now, src, event.frame.message))
+                        self.tags.append(event.frame.round)
                         self._judge(event.frame.message)
                 link.poll(now)
                 out = link.take_output()

@@ -155,3 +155,29 @@ def test_heartbeats_off_for_campaigns_leave_only_reports_on_the_wire() -> None:
     wire = b"".join(p[1].read() for p in pipes.values())
     assert b" HB*" not in wire
     assert wire.count(b" RESULT ") >= 20
+
+
+def test_every_device_report_is_tagged_with_the_round_the_table_was_playing() -> None:  # protocol §6 round tag
+    _table, srv, _ = run_table()
+    assert len(srv.tags) == len(srv.heard) and None not in srv.tags
+    for n in range(1, ROUNDS + 1):
+        for src in (Source.BOWL, Source.SHAKER, Source.READER, Source.CONSOLE):
+            tagged = [m for (_t, s, m), tag in zip(srv.heard, srv.tags, strict=True) if s is src and tag == str(n)]
+            assert tagged == srv.said(src, n), (n, src)
+
+
+def test_round_tags_can_be_turned_off_for_a_server_that_does_not_take_them() -> None:
+    env = simpy.Environment()
+    pipes = {d: memory_pipe(d.value) for d in DEVICES}
+    EmulatedTable(
+        load_profile("compressed"),
+        11,
+        {d: p[0] for d, p in pipes.items()},
+        env=env,
+        players=0,
+        script=SCRIPT,
+        round_tags=False,
+    )
+    server = DevServer(env, {d: p[1] for d, p in pipes.items()}, rounds=2)
+    env.run(until=server.done)
+    assert server.heard and set(server.tags) == {None}

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.protocol.codec import ErrorReason, FrameDecoder, FrameError, crc16, encode, parse_frame
-from harness.protocol.messages import CATALOGUE, MESSAGE_TYPES, Frame
+from harness.protocol.codec import EncodeError, ErrorReason, FrameDecoder, FrameError, crc16, encode, parse_frame
+from harness.protocol.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "protocol"
@@ -114,3 +114,19 @@ def test_every_frame_quoted_in_the_protocol_document_is_valid() -> None:
     for frame in quoted:
         result = parse_frame(frame.encode() + b"\r\n")
         assert isinstance(result, Frame), (frame, result)
+
+
+def test_a_round_tag_round_trips_on_device_messages_only() -> None:  # protocol §6 "Round tag"
+    raw = encode(Frame(4, Source.BOWL, BowlOn(), round="R000017"))
+    assert raw.startswith(b"$1 4 BOWL ON round=R000017*")
+    decoded = parse_frame(raw)
+    assert isinstance(decoded, Frame) and decoded.round == "R000017" and decoded.message == BowlOn()
+    untagged = parse_frame(encode(Frame(4, Source.BOWL, BowlOn())))
+    assert isinstance(untagged, Frame) and untagged.round is None
+    for bad in (
+        Frame(1, Source.BOWL, Hello("BOWL-1", 1, "x"), round="17"),
+        Frame(2, Source.SERVER, LampClose("17"), round="17"),
+        Frame(4, Source.BOWL, BowlOn(), round="has space"),
+    ):
+        with pytest.raises(EncodeError, match="round"):
+            encode(bad)

@@ -232,3 +232,17 @@ def test_heartbeats_can_be_turned_off_for_virtual_time_campaigns() -> None:
     assert dev.next_deadline() is None  # nothing to wake up for
     dev.poll(1e9)
     assert dev.take_output() == b""
+
+
+def test_a_round_tag_is_fixed_when_queued_and_kept_on_every_retransmission() -> None:  # protocol §6
+    dev, srv = bowl_link(), server_link()
+    dev.open(0.0)
+    srv.receive(dev.take_output(), 0.0)  # HELLO
+    dev.receive(srv.take_output(), 0.0)
+    dev.send(BowlOff(False, None), 0.0, round="17")
+    first = dev.take_output()
+    assert first.startswith(b"$1 2 BOWL OFF touch=0 token=- round=17*")
+    dev.poll(0.25)  # no ACK within 200 ms: the same bytes again
+    assert dev.take_output() == first
+    frames = [e.frame for e in srv.receive(first, 0.3) if isinstance(e, Received)]
+    assert [(f.message, f.round) for f in frames] == [(BowlOff(False, None), "17")]
