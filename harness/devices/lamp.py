@@ -52,7 +52,11 @@ class LampDriver:
         elif isinstance(message, LampClose):
             lamp.set(LampState.BETTING_CLOSED, self.round_no(message.round))
         elif isinstance(message, LampReshake):
-            lamp.set(LampState.RESHAKE, self.round_no(message.round))
+            # after the close a re-shake does not reopen anything: the lamp keeps showing "betting closed", so
+            # the dealer, who re-shakes on his own (SH-2, SH-3), lifts after the new shake instead of waiting
+            # for a CLOSE that never comes
+            closed = lamp.signal.state is LampState.BETTING_CLOSED
+            lamp.set(LampState.BETTING_CLOSED if closed else LampState.RESHAKE, self.round_no(message.round))
         elif isinstance(message, LampPause):
             signal = lamp.signal
             self._before_pause = (signal.state, signal.deadline)

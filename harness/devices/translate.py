@@ -87,8 +87,12 @@ class EventTranslator:
         return []
 
     def _camera(self, faces: str, overlap: bool) -> str:
-        """What the camera reads: the true faces, except one token hidden (U) when tokens overlap."""
+        """What the camera reads: the true faces, except one flat token hidden (U) when tokens overlap. A token
+        standing on its edge rises above the others and stays visible (the camera reports the S, SH-3)."""
         if not overlap:
             return faces
-        hidden = self.rng.randrange(4)
+        flat = [i for i, c in enumerate(faces) if c != "S"]
+        if not flat:
+            return faces
+        hidden = flat[self.rng.randrange(len(flat))]  # no S: randrange(4), the same draw as ever
         return faces[:hidden] + "U" + faces[hidden + 1 :]

@@ -74,6 +74,16 @@ def test_overlap_hides_exactly_one_token_from_the_camera_and_keeps_the_rest() ->
     assert hidden == {0, 1, 2, 3}
 
 
+def test_overlap_never_hides_a_standing_token() -> None:  # SH-3 must stay visible to the server
+    translate = EventTranslator(random.Random(0))
+    hidden = set()
+    for _ in range(40):
+        [(_src, msg)] = translate(ev.Revealed(1.0, 1, "RSWS", True))
+        assert isinstance(msg, Result) and msg.faces.count("U") == 1 and msg.faces.count("S") == 2
+        hidden.add(msg.faces.index("U"))
+    assert hidden == {0, 2}
+
+
 def test_a_touch_without_a_token_is_refused_rather_than_reported_as_no_touch() -> None:
     with pytest.raises(ValueError, match="a touch without the token touched"):
         EventTranslator(random.Random(0))(ev.BowlLifted(1.0, 3, False, True, None))
