@@ -2,8 +2,10 @@
 
 Streams are derived with :class:`numpy.random.SeedSequence` spawn keys, so each is a pure function of
 ``(root seed, subsystem, index)``: adding a player (a new index) never moves the draws of the tokens, the dealer or
-another player. Draws are buffered in blocks, which keeps a scalar draw far cheaper than a numpy call, and the
-sequence of values is independent of the block size.
+another player. Draws are buffered in blocks, which keeps a scalar draw far cheaper than a numpy call. A stream
+that draws only uniforms gives the same values whatever the block size; one that mixes uniforms and normals does not
+(the two buffers refill from one generator, so the block size sets how their refills interleave): ``_BLOCK`` is part
+of every seeded run's identity and must never change.
 """
 
 from __future__ import annotations
