@@ -182,13 +182,9 @@ class RoundEngine:
             self._pause(r, "no_result")
 
     def report(self, report: TableReport) -> None:
-        """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2).
-
-        Reports for no round, or tagged with another round than the one in progress, are recorded as
-        ``report_ignored`` and change nothing. During a pause, table
-        reports are held (``report_held``) and replayed on resume; a report that only makes sense after one
-        from another line is held for the reorder grace window (:mod:`gameserver.ordering`).
-        """
+        """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2). Reports for no round or
+        tagged with another round are ``report_ignored`` (no change); during a pause they are held and replayed
+        on resume; one that must follow another line's report waits the grace window (gameserver/ordering.py)."""
         self.tick()
         r = self.active
         kind = report.kind
@@ -259,6 +255,8 @@ class RoundEngine:
             self._ignored(r, report, "already_lifted")
         elif r.phase is Phase.BETTING:
             self._end(r, Phase.VOID, "SH-4b", "bowl lifted before betting closed")
+        elif any(h.why == ordering.AWAITING_LIFT and h.at < r.closes_at for h in r.held):
+            self._end(r, Phase.VOID, "SH-4b", "tokens read before betting closed (the lift was reported late)")
         elif report.touch:
             self._end(r, Phase.VOID, "SH-5", f"bowl touched a token while lifted ({report.detail or '-'})")
         elif not r.shaken:

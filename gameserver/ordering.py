@@ -14,7 +14,9 @@ arrived yet; then it holds the report for at most ``EngineConfig.reorder_grace_s
 A held report is applied as soon as the state it waits for is reached (the engine retries the held reports,
 in arrival order, after every report it applies). When its grace window ends first, it is applied as if it
 had not been held: a read before a lift or a shaker report while lifted is then ignored (``report_ignored``),
-a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs no other line).
+a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs no other line), and a lift
+that arrives after the close while a read received before the close waits for it is SH-4b too (the reader saw
+the tokens during betting: the bowl was off then, only its report was late).
 
 Independently, while a round is paused every table report except ``CONSOLE PROBLEM``/``RESOLVED`` is held
 with ``why="paused"`` and replayed, in order, when the round resumes: the table did those things (a dealer

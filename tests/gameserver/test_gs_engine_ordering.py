@@ -193,3 +193,19 @@ def test_a_lift_during_betting_is_never_held() -> None:  # SH-4b
     t.send(R.SHAKE_START)
     t.send(R.BOWL_OFF)
     assert t.last(EventKind.ROUND_VOIDED).data["clause"] == "SH-4b"
+
+
+def test_a_read_before_the_close_makes_a_late_reported_lift_early() -> None:  # SH-4b
+    # the bowl's line was slow: the reader saw the tokens during betting, the lift's report came after the close
+    t = opened()
+    a = t.bet("alice", "odd", 1000)
+    t.shake()
+    r = t.engine.active
+    assert r is not None
+    t.advance(r.closes_at - t.clock.t - 0.2)
+    t.send(R.RESULT, faces="RWWW")
+    t.advance(0.3)  # betting closes while the read waits for the lift
+    t.send(R.BOWL_OFF)
+    voided = t.last(EventKind.ROUND_VOIDED)
+    assert voided.data["clause"] == "SH-4b"
+    assert [(b["bet_id"], b["returned"]) for b in voided.data["bets"]] == [(a, 1000)]
