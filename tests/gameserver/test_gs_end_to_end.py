@@ -211,6 +211,24 @@ def test_rounds_settle_void_reshake_and_correct_end_to_end(table: dict[str, PtyD
         kinds = [e["kind"] for e in recall["events"] if e["significant"]]
         assert kinds == ["reshake", "round_corrected"]
         assert "read_overlap" in [e["kind"] for e in recall["events"]]
+        # Round E: round-tagged frames (protocol 1.1): round D's late touch and read are ignored; E settles.
+        mark = len(lamp.received)
+        round_e = int(lamp.wait_lamp("OPEN", mark).get("round"))
+        tag_e, tag_d = ("round", str(round_e)), ("round", str(round_d))
+        bet(alice, "a4", "four_red", 100, round_e)
+        bowl.send("OFF", (("touch", "1"), ("token", "0"), tag_d))  # would be SH-4b (and SH-5) in round E
+        bowl.send("ON", (tag_e,))
+        shaker.send("START", (tag_e,))
+        shaker.send("END", (tag_e,))
+        lamp.wait_lamp("CLOSE", mark, round_e)
+        reader.send("RESULT", (("faces", "WWWW"), ("overlap", "0"), tag_d))
+        bowl.send("OFF", (("touch", "0"), ("token", "-"), tag_e))
+        reader.send("RESULT", (("faces", "RRRR"), ("overlap", "0"), tag_e))
+        server.wait_for(lambda: records("alice")[-1]["result"] == "win", what="settlement E")
+        assert (records("alice")[-1]["returned"], records("alice")[-1]["outcome"]) == (1500, "RRRR")
+        recall = server.call("GET", f"/v1/rounds/{round_e}", boss)[1]
+        ignored = [e["data"]["why"] for e in recall["events"] if e["kind"] == "report_ignored"]
+        assert ignored == ["other_round", "other_round"]
         health = server.call("GET", "/health")[1]
         assert health["devices"]["lamp"]["peer"] == "LAMP" and health["devices"]["bowl"]["up"] is True
     finally:
