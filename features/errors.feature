@@ -1,9 +1,8 @@
 @gli:4.16
 Feature: Unexpected problems (ERR-1..ERR-3)
   On an unexpected problem the round is paused while the supervisor is informed; resolved quickly, it resumes;
-  otherwise it is cancelled and every bet refunded. Pauses that resume come after the shake: the reference
-  server does not act on table reports while paused (docs/server.md), so a shake made during a pause would
-  count as no shake (SH-4a) after the resume; see docs/benches.md, "known findings".
+  otherwise it is cancelled and every bet refunded. What the table does while the round is paused (the dealer
+  finishing a shake) still counts when the round resumes.
 
   Background:
     Given player alice has a balance of 10,000
@@ -23,6 +22,20 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the server settles round 1 on r r w w
     And alice's bet on two_red returns 2,500
     And alice's bet record shows 1 bet
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-2 @clause:GP-2
+  Scenario: A shake made while the round is paused still counts after the resume
+    Given round 1 lands r w w w
+    When round 1 opens
+    And alice bets 1,000 on one_red
+    And the supervisor pauses the round
+    And the dealer has finished shaking
+    And 0.2 seconds pass
+    And the supervisor resumes the round
+    And the round is played to the end
+    Then the server settles round 1 on r w w w
+    And alice's bet on one_red returns 3,800
     And the oracle finds no difference
 
   @clause:ERR-1 @clause:ERR-3
