@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"{path}: no such file")
     if args.plots is not None and args.plots.exists() and not args.plots.is_dir():
         raise CliError(f"--plots {args.plots}: exists and is not a directory")
+    if args.plots is not None:
+        try:  # before the audit, so a bad folder costs no work and gives one line, not a traceback
+            args.plots.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise CliError(f"--plots {args.plots}: cannot create the directory ({exc.strerror})") from None
     try:
         result = audit_files(paths, args.plots)
     except RecordError as exc:

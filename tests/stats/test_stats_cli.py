@@ -50,6 +50,18 @@ def test_audit_missing_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixt
     assert capsys.readouterr().err.strip() == f"xocdia-hil: error: {tmp_path / 'none.csv'}: no such file"
 
 
+def test_audit_plots_folder_that_cannot_be_made_is_one_line_exit_2(
+    write_outcomes: WriteRows, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_outcomes("OUTCOMES.csv", outcome_rows([1, 2, 3]))
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    assert main(["audit", str(path), "--plots", str(blocker / "plots")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"xocdia-hil: error: --plots {blocker / 'plots'}: cannot create the directory")
+    assert "\n" not in err
+
+
 def test_audit_bad_row_names_line_and_column(write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]) -> None:
     path = write_outcomes("OUTCOMES.csv", [*outcome_rows([1, 2, 3]), ["r9", "settled", "RRRR", 9, 0, 1]])
     assert main(["audit", str(path)]) == 2
