@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         profile = load_profile(args.profile)
     except ProfileError as exc:
         raise CliError(str(exc)) from None
+    if args.trace is not None and not args.trace.parent.is_dir():  # checked now: the trace is written at the end
+        raise CliError(f"--trace {args.trace}: folder {args.trace.parent} does not exist")
     kind, base_port = args.transport
     link_dir = Path(tempfile.mkdtemp(prefix="xocdia-devices-"))
     transports = _open_transports(kind, base_port, link_dir)

@@ -56,6 +56,14 @@ def test_unknown_profile_is_named() -> None:
     assert "unknown profile 'nosuch'" in proc.stderr
 
 
+def test_trace_into_a_missing_folder_is_refused_before_the_run(tmp_path: Path) -> None:
+    trace = tmp_path / "missing" / "run"
+    proc = subprocess.run([*CLI, "--trace", str(trace), "--duration", "1"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr == f"xocdia-hil: error: --trace {trace}: folder {trace.parent} does not exist\n"
+    assert proc.stdout == ""  # refused before any port was opened
+
+
 def _free_base_port() -> int:
     """A base port with five free ports after it (checked by binding them)."""
     import socket
