@@ -146,5 +146,13 @@ def load_config(path: str | Path) -> ServerConfig:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {exc}") from None
+        raise ConfigError(f"config file {str(path)!r} is not valid YAML: {_yaml_problem(exc)}") from None
     return parse_config(raw, str(path))
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem}{where}"

@@ -198,5 +198,13 @@ def load_bench(path: str | Path) -> Bench:
         shipped = ", ".join(sorted(b.stem for b in BENCH_DIR.glob("*.yaml")))
         raise BenchError(f"cannot read bench {path}: {exc.strerror}; shipped benches: {shipped}") from None
     except yaml.YAMLError as exc:
-        raise BenchError(f"{p.name}: not valid YAML: {exc}") from None
+        raise BenchError(f"{p.name}: not valid YAML: {_yaml_problem(exc)}") from None
     return parse_bench(raw, p)
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem}{where}"

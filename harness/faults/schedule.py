@@ -347,7 +347,7 @@ def schedule_from_text(text: str, source: str = "schedule") -> Schedule:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ScheduleError(f"{source}: not valid YAML: {exc}") from None
+        raise ScheduleError(f"{source}: not valid YAML: {_yaml_problem(exc)}") from None
     return parse_schedule(raw, source, text)
 
 
@@ -398,3 +398,11 @@ def _poisson(rng: random.Random, lam: float) -> int:
         k += 1
         p *= rng.random()
     return k
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem}{where}"

@@ -77,5 +77,7 @@ def test_a_missing_bench_lists_the_shipped_ones() -> None:
 def test_yaml_that_does_not_parse(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("server: [unclosed\n", encoding="utf-8")
-    with pytest.raises(BenchError, match=r"^broken.yaml: not valid YAML"):
+    with pytest.raises(BenchError, match=r"^broken.yaml: not valid YAML") as info:
         load_bench(path)
+    # one line; the unclosed "[" runs into the end of the file, the start of line 2
+    assert "\n" not in str(info.value) and str(info.value).endswith("at line 2, column 1")

@@ -66,8 +66,10 @@ def test_bad_fields_are_named(doc: dict[str, Any], message: str) -> None:
 
 
 def test_invalid_yaml_is_reported_with_the_source() -> None:
-    with pytest.raises(ScheduleError, match=r"^x.yaml: not valid YAML"):
+    with pytest.raises(ScheduleError, match=r"^x.yaml: not valid YAML") as info:
         schedule_from_text("faults: [", "x.yaml")
+    # one line, pointing just past the 9 characters of the text (the unclosed "[" runs into the end)
+    assert "\n" not in str(info.value) and str(info.value).endswith("at line 1, column 10")
 
 
 def test_unreadable_file_is_named(tmp_path: Any) -> None:

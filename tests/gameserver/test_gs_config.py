@@ -65,5 +65,7 @@ def test_unreadable_and_invalid_yaml_files(tmp_path: Path) -> None:
         load_config(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("engine: [unclosed\n")
-    with pytest.raises(ConfigError, match="is not valid YAML"):
+    with pytest.raises(ConfigError, match="is not valid YAML") as info:
         load_config(bad)
+    # one line; the unclosed "[" runs into the end of the file, the start of line 2
+    assert "\n" not in str(info.value) and str(info.value).endswith("at line 2, column 1")
