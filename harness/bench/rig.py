@@ -243,17 +243,18 @@ class Rig:
         """Send one bet now (recorded with whether the table had closed betting). Raises AdapterError only
         when the server cannot be reached."""
         client_id = f"{player}-{len(self.sent) + 1}"
-        closed = self._closed_at_table()
+        closed_rounds = self._closed_at_table()
         self.note(player, "bet", f"{bet_type} {stake}{' (reply lost)' if lose_reply else ''}")
         reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
-        self.sent.append(SentBet(reply, closed))
+        # Judged for the round the server put the bet in: was betting already closed at the table for that
+        # round when the bet left? (A round the table has not seen open yet cannot have been closed there.)
+        sim = self.driver.rounds.get(reply.round_id) if reply.round_id else None
+        self.sent.append(SentBet(reply, sim is not None and sim in closed_rounds))
         return reply
 
-    def _closed_at_table(self) -> bool:
-        if not self.opened:
-            return False
-        sim = self.driver.rounds.get(self.opened[-1])
-        return any(isinstance(e, BettingClosed) and e.round == sim for e in self.truth)
+    def _closed_at_table(self) -> set[int]:
+        """The simulator rounds whose betting the table has seen closed, now."""
+        return {e.round for e in self.truth if isinstance(e, BettingClosed)}
 
     def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
         """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
