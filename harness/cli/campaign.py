@@ -19,7 +19,7 @@ from harness.bench.config import BenchError, load_bench
 from harness.cli.common import CliError, Progress, positive_int
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
 from harness.faults.injector import InjectionRefused, prepare_bench
-from harness.faults.manifest import git_revision, package_versions, write_manifest
+from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
 from harness.faults.schedule import ScheduleError, load_schedule
 
 
@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
         seeds = parse_seeds(args.seeds)
         schedule = load_schedule(args.schedule)
         prepare_bench(load_bench(args.bench), 0)  # refuses a production bench before any work is sent out
+        check_writable_folder(args.out, f"--out {args.out}")  # the failing seeds' manifests are written at the end
     except (ValueError, BenchError, ScheduleError) as exc:
         raise CliError(str(exc)) from None
     except InjectionRefused as exc:

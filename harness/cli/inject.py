@@ -25,7 +25,7 @@ from harness.adapters.base import AdapterError
 from harness.bench.config import BenchError, load_bench
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, run_schedule
-from harness.faults.manifest import manifest_data, read_manifest, write_manifest
+from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
 from harness.faults.schedule import Schedule, ScheduleError, load_schedule
 from harness.faults.shrink import explore
 
@@ -61,9 +61,13 @@ def run(args: argparse.Namespace) -> int:
         seed = schedule.seed if args.seed is None else args.seed
         if args.explore:
             return _explore(bench_ref, schedule, args.explore, args.examples)
+    out = args.manifest or Path(f"faults-manifest-{seed}.json")
+    try:
+        check_writable_folder(out.parent, f"--manifest {out}")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
     result = _execute(bench_ref, schedule, seed)
     _print(result)
-    out = args.manifest or Path(f"faults-manifest-{seed}.json")
     write_manifest(out, manifest_data(result, schedule, bench_ref))
     print(f"manifest: {out}")
     if expected_hash:

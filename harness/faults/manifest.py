@@ -7,6 +7,7 @@ revision of this checkout, the versions of the packages that decide the run, the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from importlib import metadata
@@ -59,6 +60,19 @@ def manifest_data(result: RunResult, schedule: Schedule, bench_ref: str) -> dict
         "passed": result.passed,
         "violations": [str(v) for v in result.report.violations],
     }
+
+
+def check_writable_folder(folder: Path, what: str) -> None:
+    """Raise ValueError starting with ``what`` (the option and its value) unless manifests can be written under
+    ``folder``: it is a writable directory, or its nearest existing ancestor is one. Called before a run, so that
+    a bad path costs no work (the manifests are written when the run ends)."""
+    probe = folder
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{what}: {probe} is not a directory")
+    if not os.access(probe, os.W_OK):
+        raise ValueError(f"{what}: {probe} is not writable")
 
 
 def write_manifest(path: Path, data: dict[str, Any]) -> None:

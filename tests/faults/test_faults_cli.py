@@ -67,6 +67,19 @@ def test_bad_seeds_and_manifest_are_named(tmp_path: Path, capsys: pytest.Capture
     assert "not a run manifest" in capsys.readouterr().err
 
 
+def test_manifest_paths_under_a_file_are_refused_before_any_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    manifest = blocker / "m.json"
+    assert main(["inject", "--bench", "in-process", "--schedule", CHAOS, "--manifest", str(manifest)]) == 2
+    assert capsys.readouterr() == ("", f"xocdia-hil: error: --manifest {manifest}: {blocker} is not a directory\n")
+    out = blocker / "failures"
+    assert main(["campaign", "--bench", "in-process", "--schedule", CHAOS, "--seeds", "1", "--out", str(out)]) == 2
+    assert capsys.readouterr() == ("", f"xocdia-hil: error: --out {out}: {blocker} is not a directory\n")
+
+
 def test_campaign_on_a_local_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["campaign", "--bench", "in-process", "--schedule", CHAOS, "--seeds", "1-4", "--out", str(tmp_path)]
     assert main([*args, "--workers", "2"]) == 0
