@@ -48,7 +48,10 @@ def run(args: argparse.Namespace) -> int:
     if features is not None and not any(features.rglob("*.feature")):
         raise CliError(f"--features {args.features}: no .feature files there")
     report = Path(args.report)
-    report.mkdir(parents=True, exist_ok=True)
+    try:
+        report.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CliError(f"--report {report}: cannot create the folder ({exc.strerror})") from None
     results = report / "allure-results"
     cmd = [sys.executable, "-m", "pytest", str(SUITE), "-q", "-p", "no:cacheprovider", "--bench", args.bench]
     cmd += ["--clause-matrix", str(report), "--alluredir", str(results), "--clean-alluredir"]

@@ -105,6 +105,10 @@ def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int) -> in
     if not kinds:
         raise CliError(f"{schedule.source}: --explore needs fault kinds (faults or random.kinds) to explore")
     try:
+        check_writable_folder(out.parent, f"--explore {out}")  # written after the exploration
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    try:
         bench = load_bench(bench_ref)
         prepare_bench(bench, schedule.seed)
         found = explore(bench, schedule, tuple(kinds), out, max_examples=examples)

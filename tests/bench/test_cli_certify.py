@@ -51,6 +51,14 @@ def test_certify_rejects_a_bad_tag_expression() -> None:
     assert "invalid tag expression 'clause:SH-3 and ('" in done.stderr
 
 
+def test_certify_names_a_report_folder_that_cannot_be_made(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    done = _cli("certify", "--report", str(blocker / "r"))
+    assert (done.returncode, done.stderr.count("\n")) == (2, 1)
+    assert done.stderr.startswith(f"xocdia-hil: error: --report {blocker / 'r'}: cannot create the folder")
+
+
 def test_certify_fails_when_a_scenario_fails(tmp_path: Path) -> None:
     features = tmp_path / "f"
     features.mkdir()

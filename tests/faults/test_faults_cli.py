@@ -78,6 +78,9 @@ def test_manifest_paths_under_a_file_are_refused_before_any_run(
     out = blocker / "failures"
     assert main(["campaign", "--bench", "in-process", "--schedule", CHAOS, "--seeds", "1", "--out", str(out)]) == 2
     assert capsys.readouterr() == ("", f"xocdia-hil: error: --out {out}: {blocker} is not a directory\n")
+    found = blocker / "minimal.yaml"
+    assert main(["inject", "--bench", "in-process", "--schedule", CHAOS, "--explore", str(found)]) == 2
+    assert capsys.readouterr() == ("", f"xocdia-hil: error: --explore {found}: {blocker} is not a directory\n")
 
 
 def test_campaign_on_a_local_pool(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
