@@ -196,8 +196,13 @@ class Script:
         """Read a YAML script file. Raises :class:`ScriptError` for unreadable files and invalid steps."""
         try:
             data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, yaml.YAMLError) as exc:
-            raise ScriptError(f"cannot read script {path}: {exc}") from None
+        except OSError as exc:
+            raise ScriptError(f"cannot read script {path}: {exc.strerror}") from None
+        except yaml.YAMLError as exc:  # PyYAML's own text spans several lines: keep the problem and its place
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+            raise ScriptError(f"cannot read script {path}: not valid YAML: {problem}{where}") from None
         return cls.from_data(data, str(path))
 
     def for_round(self, round_no: int) -> list[ScriptStep]:

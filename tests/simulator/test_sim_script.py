@@ -102,8 +102,10 @@ def test_unreadable_and_invalid_script_files_are_script_errors(tmp_path: Path) -
         Script.load(tmp_path / "missing.yaml")
     broken = tmp_path / "broken.yaml"
     broken.write_text("- {round: 1\n", encoding="utf-8")
-    with pytest.raises(ScriptError, match=r"cannot read script .*broken.yaml"):
+    with pytest.raises(ScriptError, match=r"cannot read script .*broken.yaml: not valid YAML") as info:
         Script.load(broken)
+    # one line; the unclosed "{" runs into the end of the file, the start of line 2
+    assert "\n" not in str(info.value) and str(info.value).endswith("at line 2, column 1")
     named = tmp_path / "named.yaml"
     named.write_text("- {round: 1, faces: rrwwx}\n", encoding="utf-8")
     with pytest.raises(ScriptError, match=rf"^{named}\[0\]\.faces: expected four faces"):
