@@ -89,7 +89,7 @@ class _Check:
         self.source = source
 
     def fail(self, where: str, allowed: str, got: object) -> BenchError:
-        return BenchError(f"{self.source}: {where}: {allowed}; got {got!r}")
+        return BenchError(f"{self.source}: {where or 'the document'}: {allowed}; got {got!r}")
 
     def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
         if not isinstance(value, dict):

@@ -74,6 +74,14 @@ def test_a_missing_bench_lists_the_shipped_ones() -> None:
         load_bench("nowhere")
 
 
+def test_an_empty_bench_file_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(BenchError) as info:
+        load_bench(path)
+    assert str(info.value) == "empty.yaml: the document: must be a mapping; got None"
+
+
 def test_yaml_that_does_not_parse(tmp_path: Path) -> None:
     path = tmp_path / "broken.yaml"
     path.write_text("server: [unclosed\n", encoding="utf-8")
