@@ -169,6 +169,7 @@ def no_negative(cert: CertContext) -> None:
     """
     rig = cert.running()
     low = {p: rig.adapter.balance(p) for p in cert.players}
+    assert low, "the scenario has no players whose balance could be checked"
     assert all(v >= 0 for v in low.values()), f"negative balance: {low}"
 
 
