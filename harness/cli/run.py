@@ -23,11 +23,24 @@ WALLET = 1_000_000  # opening balance of every crowd player (minor units)
 VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
 
 
+MAX_SEATS = 100  # each seat is a WebSocket connection and VISITS wallets on the server: keep a run within fd limits
+
+
+def seat_count(text: str) -> int:
+    """argparse type: 0..MAX_SEATS seats."""
+    value = non_negative_int(text)
+    if value > MAX_SEATS:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_SEATS} seats, got {value}")
+    return value
+
+
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("run", help="play rounds with a random crowd on a bench and judge them")
     p.add_argument("--bench", default="local-hil", help="bench file or shipped name (default local-hil)")
     p.add_argument("--rounds", type=positive_int, default=30, help="rounds to play (default 30)")
-    p.add_argument("--players", type=non_negative_int, default=4, help="seats of the random crowd (default 4)")
+    p.add_argument(
+        "--players", type=seat_count, default=4, help=f"seats of the random crowd, 0-{MAX_SEATS} (default 4)"
+    )
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
     p.add_argument("--profile", default="", help="table profile (default: the bench's); the server's timings follow it")
     p.set_defaults(func=run)

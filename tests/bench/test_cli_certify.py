@@ -78,3 +78,9 @@ def test_certify_fails_when_a_scenario_fails(tmp_path: Path) -> None:
 def test_run_rejects_a_bad_round_count() -> None:
     done = _cli("run", "--rounds", "0")
     assert done.returncode == 2 and "--rounds: expected a whole number >= 1, got 0" in done.stderr
+
+
+def test_run_rejects_more_seats_than_a_run_can_connect() -> None:
+    done = _cli("run", "--players", "101")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "xocdia-hil run: error: argument --players: expected at most 100 seats, got 101"
