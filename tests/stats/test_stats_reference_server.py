@@ -7,85 +7,42 @@ refunds are shown apart and out of the RTP denominator, and that every refund re
 
 from __future__ import annotations
 
-import http.client
-import json
-import selectors
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
+from gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess, write_config
 
 from harness.stats.audit import audit_files
 from simulator.bets import BetType
 
-PLAYER, PLAYER_TOKEN, BOSS_TOKEN = "p1", "stats-player-token-1", "stats-boss-token-1"
-
-
-class Server:
-    """Just enough of a client: one HTTP request per call, bounded by a 10 s socket timeout."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-
-    def call(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, str]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        try:
-            data = None if body is None else json.dumps(body).encode()
-            conn.request(method, path, body=data, headers={"Authorization": f"Bearer {token}"})
-            resp = conn.getresponse()
-            return resp.status, resp.read().decode()
-        finally:
-            conn.close()
+PLAYER = "alice"
+PLAYER_TOKEN = PLAYERS[PLAYER][0]
+BOSS_TOKEN = SUPERVISOR_TOKEN
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
-    config = tmp_path / "server.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "engine": {"betting_s": 600, "round_gap_s": 0.2},
-                "players": [{"id": PLAYER, "token": PLAYER_TOKEN, "balance": 100_000}],
-                "supervisors": [{"id": "boss", "token": BOSS_TOKEN}],
-            }
-        )
-    )
-    cmd = [sys.executable, "-m", "gameserver.cli", "--db", str(tmp_path / "l.db"), "--port", "0"]
-    proc = subprocess.Popen([*cmd, "--config", str(config)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def server(tmp_path: Path) -> Iterator[ServerProcess]:
+    config = write_config(tmp_path / "server.yaml", betting_s=600, round_gap_s=0.2)
+    proc = ServerProcess(tmp_path / "l.db", ["--config", str(config)]).start()
     try:
-        assert proc.stdout is not None
-        with selectors.DefaultSelector() as sel:
-            sel.register(proc.stdout, selectors.EVENT_READ)
-            ready = sel.select(timeout=20)
-        line = proc.stdout.readline() if ready else ""
-        assert "listening on" in line, f"server did not start: {line!r}"
-        yield Server(int(line.strip().rsplit(":", 1)[1]))
+        yield proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        proc.stop()
 
 
-def wait_for_text(server: Server, path: str, token: str, needle: str) -> str:
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        status, text = server.call("GET", path, token)
-        if status == 200 and needle in text:
-            return text
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never contained {needle!r}")
+def wait_for_text(server: ServerProcess, path: str, token: str, needle: str) -> str:
+    """The text at ``path`` once it contains ``needle`` (bounded wait)."""
+
+    def ready() -> str:
+        status, body = server.call("GET", path, token)
+        return str(body) if status == 200 and needle in str(body) else ""
+
+    text: str = server.wait_for(ready, what=f"{path} to contain {needle!r}")
+    return text
 
 
-def test_refunds_of_a_cancelled_round_are_apart_and_exact(server: Server, tmp_path: Path) -> None:
-    wait_for_text(server, "/health", PLAYER_TOKEN, "")
+def test_refunds_of_a_cancelled_round_are_apart_and_exact(server: ServerProcess, tmp_path: Path) -> None:
     for client_id, bet_type, stake in (("c1", "big", 1000), ("c2", "odd", 500)):
         status, body = server.call(
             "POST",
