@@ -2,7 +2,7 @@
 
 The dealer and the players never read a clock to decide when betting ends: they follow the lamp. In a HIL bench the
 lamp's state is set from the server's lamp commands arriving over serial; in a standalone run
-:class:`FixedScheduleLamp` plays a minimal, rule-following table controller.
+:class:`simulator.table.FixedScheduleController` plays a minimal, rule-following table controller.
 """
 
 from __future__ import annotations
