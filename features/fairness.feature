@@ -36,8 +36,10 @@ Feature: Fairness of the table's outcomes
 
   @clause:EQ-3 @gli:3.3.3
   Scenario: The table model with tokens biased one point towards red is caught
+    # The monitor catches a one-point bias within 10,000 rounds for about 80 % of seeds (16 of seeds 1-20) and
+    # within 20,000 rounds for all of them, so the scenario plays 20,000 rounds and does not depend on a lucky seed.
     Given the standard table profile with tokens that show red with probability 0.51
-    And the simulated table plays 10000 rounds with seed 3, writing its event log
+    And the simulated table plays 20000 rounds with seed 3, writing its event log
     When the outcome file is audited with plots
-    Then the bias monitor raises an alarm before round 10000, with the tokens favouring red
+    Then the bias monitor raises an alarm before round 20000, with the tokens favouring red
     And the audit fails

@@ -11,7 +11,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
 from simulator.rng import Stream
+
+Floats = NDArray[np.float64]
 
 
 class Distribution(Protocol):
@@ -21,6 +26,11 @@ class Distribution(Protocol):
 
     def bind(self, stream: Stream) -> Callable[[], float]:
         """A zero-argument sampler on ``stream``: the same draws as repeated :meth:`sample` calls, faster."""
+        ...
+
+    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
+        """Many values at once, element by element: each from the uniform in [0, 1) or the standard normal at the
+        same position (a distribution uses one of the two, the same one :meth:`sample` draws). Same shape."""
         ...
 
     @property
@@ -37,6 +47,9 @@ class Fixed:
     def bind(self, stream: Stream) -> Callable[[], float]:
         value = self.value
         return lambda: value
+
+    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
+        return np.full_like(uniforms, self.value)
 
     @property
     def mean(self) -> float:
@@ -56,6 +69,9 @@ class Uniform:
         us, u, _, _ = stream.buffers()
         return lambda: low + width * (us.pop() if us else u())
 
+    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
+        return self.low + (self.high - self.low) * uniforms
+
     @property
     def mean(self) -> float:
         return (self.low + self.high) / 2
@@ -72,6 +88,10 @@ class Exponential:
         mean, log = self.mean_value, math.log
         us, u, _, _ = stream.buffers()
         return lambda: -mean * log(1.0 - (us.pop() if us else u()))
+
+    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
+        result: Floats = -self.mean_value * np.log1p(-uniforms)
+        return result
 
     @property
     def mean(self) -> float:
@@ -92,6 +112,10 @@ class LogNormal:
         median, sigma, exp = self.median, self.sigma, math.exp
         _, _, ns, n = stream.buffers()
         return lambda: median * exp(sigma * (ns.pop() if ns else n()))
+
+    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
+        result: Floats = self.median * np.exp(self.sigma * normals)
+        return result
 
     @property
     def mean(self) -> float:

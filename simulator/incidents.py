@@ -80,33 +80,6 @@ class IncidentSource(Protocol):
 _TOKEN_DRAWS = 13  # per shake: face, standing, fall for each of 4 tokens, then overlap
 _SHAKER_DRAWS = 3  # per shake: bowl drop, plate drop, when in the shake
 _LIFT_DRAWS = 2  # per lift: touch, which token
-_FETCH_ROUNDS = 64  # round blocks fetched from the generator at once
-
-
-class _RoundBlocks:
-    """Consecutive blocks of ``size`` uniforms from ``stream``, one per call, fetched ``_FETCH_ROUNDS`` at a time.
-
-    Guarantee: the k-th call returns exactly what the k-th of k calls to ``stream.block(size)`` would (a PCG64
-    generator's ``random(n)`` consumes one output per value, so one large fetch equals many small ones); a numpy
-    call per round costs more than the draws themselves. The stream must have no other user.
-    """
-
-    __slots__ = ("_buffer", "_next", "_size", "_stream")
-
-    def __init__(self, stream: Stream, size: int) -> None:
-        self._stream = stream
-        self._size = size
-        self._buffer: list[float] = []
-        self._next = 0
-
-    def take(self) -> list[float]:
-        """The next block, a new list the caller owns."""
-        start = self._next
-        if start >= len(self._buffer):
-            self._buffer = self._stream.block(self._size * _FETCH_ROUNDS)
-            start = 0
-        end = self._next = start + self._size
-        return self._buffer[start:end]
 
 
 class RandomIncidents:
@@ -114,14 +87,16 @@ class RandomIncidents:
 
     def __init__(self, profile: Profile, streams: Streams) -> None:
         self.profile = profile
-        self._tokens = _RoundBlocks(streams.stream(Subsystem.TOKENS), _TOKEN_DRAWS * 2)
-        self._shaker = _RoundBlocks(streams.stream(Subsystem.SHAKER), _SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
+        self._tokens = streams.stream(Subsystem.TOKENS).round_blocks(_TOKEN_DRAWS * 2)
+        self._shaker = streams.stream(Subsystem.SHAKER).round_blocks(_SHAKER_DRAWS * 2 + _LIFT_DRAWS * 2)
         self._streams = streams
-        self._tokens_overflow: Stream | None = None
-        self._shaker_overflow: Stream | None = None
         self._round = -1
+        # This round's blocks and how much of each is used; past the end, draws come from the overflow streams.
         self._token_block: list[float] = []
         self._shaker_block: list[float] = []
+        self._token_used = 0
+        self._shaker_used = 0
+        self._overflows: dict[Subsystem, Stream] = {}
         self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
         self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
         self._resolve = profile.problems.resolve.bind(self._problems)
@@ -143,45 +118,51 @@ class RandomIncidents:
             return RoundPlan(forget, early, None)
         return _QUIET_ROUND
 
-    def _take(self, round_no: int, tokens: int, shaker: int) -> tuple[list[float], list[float]]:
-        """The next draws of this round: from the round's blocks while they last, then from the overflow streams."""
+    def _start(self, round_no: int) -> None:
+        self._round = round_no
+        self._token_block = self._tokens.take()
+        self._shaker_block = self._shaker.take()
+        self._token_used = self._shaker_used = 0
+        self._overflows.clear()
+
+    def _draws(self, round_no: int, tokens: int, shaker: int) -> tuple[list[float], int, list[float], int]:
+        """The next ``tokens`` token draws and ``shaker`` shaker draws of this round, each as (list, offset): from
+        the round's blocks while they last, then from the round's overflow streams (seeded by the round number)."""
         if round_no != self._round:
-            self._round = round_no
-            self._token_block = self._tokens.take()
-            self._shaker_block = self._shaker.take()
-            self._tokens_overflow = self._shaker_overflow = None
-        tb, sb = self._token_block, self._shaker_block
-        if len(tb) >= tokens:
-            t = tb[-tokens:] if tokens else []
-            del tb[len(tb) - tokens :]
+            self._start(round_no)
+        t, ti = self._token_block, self._token_used
+        if ti + tokens <= len(t):
+            self._token_used = ti + tokens
         else:
-            if self._tokens_overflow is None:
-                self._tokens_overflow = self._streams.stream(Subsystem.TOKENS, 1, round_no)
-            t = self._tokens_overflow.block(tokens)
-        if len(sb) >= shaker:
-            b = sb[-shaker:]
-            del sb[len(sb) - shaker :]
+            t, ti = self._overflow(Subsystem.TOKENS, round_no).block(tokens), 0
+        b, bi = self._shaker_block, self._shaker_used
+        if bi + shaker <= len(b):
+            self._shaker_used = bi + shaker
         else:
-            if self._shaker_overflow is None:
-                self._shaker_overflow = self._streams.stream(Subsystem.SHAKER, 1, round_no)
-            b = self._shaker_overflow.block(shaker)
-        return t, b
+            b, bi = self._overflow(Subsystem.SHAKER, round_no).block(shaker), 0
+        return t, ti, b, bi
+
+    def _overflow(self, subsystem: Subsystem, round_no: int) -> Stream:
+        """The overflow stream of ``subsystem`` for this round (one per round, created on first use)."""
+        stream = self._overflows.get(subsystem)
+        if stream is None:
+            stream = self._overflows[subsystem] = self._streams.stream(subsystem, 1, round_no)
+        return stream
 
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
         tk = self.profile.tokens
-        t, b = self._take(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
+        t, i, b, j = self._draws(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
         p_standing, p_fall = tk.p_standing, tk.p_fall
         faces = ""
         fell: int | None = None
-        i = 0
-        for p_red in tk.p_red:  # draws per token: face, standing, fall
+        for token, p_red in enumerate(tk.p_red):  # draws per token: face, standing, fall
             faces += "S" if t[i + 1] < p_standing else ("R" if t[i] < p_red else "W")
             if fell is None and t[i + 2] < p_fall:
-                fell = i // 3
+                fell = token
             i += 3
-        overlap = t[12] < tk.p_overlap
+        overlap = t[i] < tk.p_overlap
         sh = self.profile.shaker
-        bowl_u, plate_u, at_u = b
+        bowl_u, plate_u, at_u = b[j], b[j + 1], b[j + 2]
         if bowl_u < sh.p_drop_bowl:
             return ShakeFacts(faces, overlap, DropItem.BOWL, None, at_u)
         if plate_u < sh.p_drop_plate:
@@ -191,7 +172,8 @@ class RandomIncidents:
         return ShakeFacts(faces, overlap, None, None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts:
-        _, (touch_u, which_u) = self._take(round_no, 0, _LIFT_DRAWS)
+        _, _, b, j = self._draws(round_no, 0, _LIFT_DRAWS)
+        touch_u, which_u = b[j], b[j + 1]
         if touch_u < self.profile.shaker.p_touch:
             return LiftFacts(True, min(int(which_u * 4), 3))
         return _CLEAN_LIFT

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from enum import IntEnum
+from typing import Any
 
 import numpy as np
 
@@ -76,6 +77,11 @@ class Stream:
         values: list[float] = self._gen.random(n).tolist()
         return values
 
+    def round_blocks(self, size: int) -> RoundBlocks:
+        """Consecutive blocks of ``size`` uniforms straight from the generator (see :class:`RoundBlocks`); like
+        :meth:`block`, a stream used this way is used for nothing else."""
+        return RoundBlocks(self._gen.random, size)
+
     def exponential(self, mean: float) -> float:
         """An exponential variate with the given mean (inverse transform of one uniform)."""
         return -mean * math.log(1.0 - self.random())
@@ -96,27 +102,75 @@ class Streams:
     def stream(self, subsystem: Subsystem, index: int = 0, *sub: int) -> Stream:
         """The stream of ``subsystem`` (and of its ``index``-th member, e.g. a seat; ``sub`` narrows further, e.g.
         to one round). Same arguments, same draws; different arguments, independent streams."""
-        key = (int(subsystem), index, *sub)
-        return Stream(np.random.SeedSequence(entropy=self.root_seed, spawn_key=key))
+        return Stream(self.seed_sequence(subsystem, index, *sub))
+
+    def seed_sequence(self, subsystem: Subsystem, index: int = 0, *sub: int) -> np.random.SeedSequence:
+        """The seed of :meth:`stream` with the same arguments, for callers that draw arrays from a numpy
+        generator of their own (``np.random.Generator(np.random.PCG64(seed_sequence))``)."""
+        return np.random.SeedSequence(entropy=self.root_seed, spawn_key=(int(subsystem), index, *sub))
+
+
+_FETCH_ROUNDS = 64  # per-round blocks fetched from a generator in one numpy call
+
+
+class RoundBlocks:
+    """Consecutive blocks of ``size`` variates from one generator, one block per round, fetched ``_FETCH_ROUNDS``
+    blocks at a time (a numpy call per round costs more than the draws themselves).
+
+    Guarantee: the k-th block holds exactly what the k-th of k calls ``draw(size)`` would return, because PCG64's
+    ``random(n)`` and ``standard_normal(n)`` consume the generator value by value, so one large fetch equals many
+    small ones. The generator must have no other user.
+    """
+
+    __slots__ = ("_buffer", "_draw", "_next", "_size")
+
+    def __init__(self, draw: Callable[[int], np.ndarray[Any, Any]], size: int) -> None:
+        self._draw = draw
+        self._size = size
+        self._buffer: list[float] = []
+        self._next = 0
+
+    def take(self) -> list[float]:
+        """The next block, as a new list the caller owns."""
+        start = self._next
+        if start >= len(self._buffer):
+            self._buffer = self._draw(self._size * _FETCH_ROUNDS).tolist()
+            start = 0
+        end = self._next = start + self._size
+        return self._buffer[start:end]
+
+    def take_into(self, target: list[float]) -> None:
+        """Replace the contents of ``target`` with the next block (``target`` stays the same list)."""
+        start = self._next
+        if start >= len(self._buffer):
+            self._buffer = self._draw(self._size * _FETCH_ROUNDS).tolist()
+            start = 0
+        end = self._next = start + self._size
+        target[:] = self._buffer[start:end]
 
 
 class RoundStream(Stream):
     """A stream whose draws are budgeted per round, so that what one round draws never moves another round.
 
-    :meth:`start_round` takes a fixed block of uniforms and of normals from the subsystem's generator; draws come
-    from that block, and a round that needs more (an unusual number of re-shakes) continues on an overflow stream
-    of that round alone (spawn key ``(subsystem, index, 1, round)``). So a scripted incident that adds or removes
-    work in one round leaves every other round's draws exactly as they were.
+    :meth:`start_round` takes the round's fixed block of uniforms (from the subsystem's generator, spawn key
+    ``(subsystem, index)``) and of normals (from a generator of their own, ``(subsystem, index, 2)``); draws come
+    from those blocks, and a round that needs more (an unusual number of re-shakes) continues on an overflow stream
+    of that round alone (``(subsystem, index, 1, round)``). So a scripted incident that adds or removes work in one
+    round leaves every other round's draws exactly as they were. The k-th round started gets the k-th blocks,
+    whatever its number.
     """
 
-    __slots__ = ("_key", "_n_normals", "_n_uniforms", "_overflow", "_round", "_streams")
+    __slots__ = ("_key", "_normal_blocks", "_overflow", "_round", "_streams", "_uniform_blocks")
 
     def __init__(self, streams: Streams, subsystem: Subsystem, index: int, uniforms: int, normals: int) -> None:
         super().__init__(np.random.SeedSequence(entropy=streams.root_seed, spawn_key=(int(subsystem), index)))
         self._streams = streams
         self._key = (subsystem, index)
-        self._n_uniforms = uniforms
-        self._n_normals = normals
+        normal_gen = np.random.Generator(
+            np.random.PCG64(np.random.SeedSequence(entropy=streams.root_seed, spawn_key=(int(subsystem), index, 2)))
+        )
+        self._uniform_blocks = RoundBlocks(self._gen.random, uniforms)
+        self._normal_blocks = RoundBlocks(normal_gen.standard_normal, normals)
         self._round = -1
         self._overflow: Stream | None = None
 
@@ -124,8 +178,8 @@ class RoundStream(Stream):
         """Begin drawing for ``round_no`` (discarding what the previous round left unused)."""
         self._round = round_no
         # Refilled in place: samplers bound with :meth:`buffers` keep these very lists.
-        self._uniforms[:] = self._gen.random(self._n_uniforms).tolist()
-        self._normals[:] = self._gen.standard_normal(self._n_normals).tolist()
+        self._uniform_blocks.take_into(self._uniforms)
+        self._normal_blocks.take_into(self._normals)
         self._overflow = None
 
     def _spill(self) -> Stream:

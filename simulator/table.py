@@ -93,8 +93,9 @@ class Table:
         self.rounds_ended = 0
         self._target: int | None = None
         self.finished: simpy.Event = self.env.event()
-        # The dealer's timings are budgeted per round (16 draws of each kind covers two re-shakes).
-        self.dealer = Dealer(self, RoundStream(self.streams, Subsystem.DEALER, 0, uniforms=16, normals=16))
+        # The dealer's timings are budgeted per round: 8 draws of each kind cover a round with a re-shake and a
+        # rearrangement (place, shake, react, lift, then place, shake, lift again, rearrange).
+        self.dealer = Dealer(self, RoundStream(self.streams, Subsystem.DEALER, 0, uniforms=8, normals=8))
         self.env.process(self.dealer.run())
         count = profile.players.count if players is None else players
         self.crowd = Crowd(self, count)
@@ -226,6 +227,13 @@ def _gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if gc.get_freeze_count() == 0:
+                # Everything allocated while paused sits in the youngest generation, so the first collection after
+                # re-enabling would scan the whole event log at once (measured: 0.1 s after 20,000 rounds). Moving
+                # it straight to the oldest generation is where surviving objects end up anyway (freeze, then
+                # unfreeze, are list splices); skipped when someone else keeps objects frozen.
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 

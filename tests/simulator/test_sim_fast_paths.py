@@ -1,9 +1,10 @@
 """The model's fast paths give exactly what the plain paths give: generated event constructors, samplers that pop
-the stream buffers inline, and round blocks fetched many rounds at a time."""
+the stream buffers inline, round blocks fetched many rounds at a time, and distributions sampled as arrays."""
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -12,9 +13,8 @@ import pytest
 from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
 from simulator.events import EVENT_TYPES, BetSent
 from simulator.fastinit import install_fast_init
-from simulator.incidents import _FETCH_ROUNDS, LiftFacts, RoundPlan, ShakeFacts, _RoundBlocks
-from simulator.players import WeightedChoice
-from simulator.rng import RoundStream, Stream, Streams, Subsystem
+from simulator.incidents import LiftFacts, RoundPlan, ShakeFacts
+from simulator.rng import _FETCH_ROUNDS, RoundBlocks, RoundStream, Stream, Streams, Subsystem
 
 
 def _generator(seed: int, *key: int) -> np.random.Generator:
@@ -98,13 +98,23 @@ def test_buffer_pops_give_the_same_values_as_the_draw_methods(kind: str) -> None
 def test_round_stream_keeps_its_buffers_across_rounds() -> None:
     stream = RoundStream(Streams(3), Subsystem.DEALER, 0, uniforms=4, normals=2)
     us, _, ns, _ = stream.buffers()
-    gen = _generator(3, int(Subsystem.DEALER), 0)
-    for round_no in (1, 2):
+    uniform_gen = _generator(3, int(Subsystem.DEALER), 0)
+    normal_gen = _generator(3, int(Subsystem.DEALER), 0, 2)
+    for round_no in range(1, _FETCH_ROUNDS + 3):  # across a refetch
         stream.start_round(round_no)
-        uniforms, normals = gen.random(4).tolist(), gen.standard_normal(2).tolist()
+        uniforms, normals = uniform_gen.random(4).tolist(), normal_gen.standard_normal(2).tolist()
         assert stream.buffers()[0] is us and stream.buffers()[2] is ns
         assert [us.pop() for _ in range(4)] == uniforms[::-1]
         assert [ns.pop() for _ in range(2)] == normals[::-1]
+
+
+def test_a_round_that_needs_more_than_its_budget_continues_on_its_own_overflow_stream() -> None:
+    stream = RoundStream(Streams(3), Subsystem.DEALER, 0, uniforms=2, normals=1)
+    stream.start_round(5)
+    budget = [stream.random(), stream.random()]
+    overflow = _generator(3, int(Subsystem.DEALER), 0, 1, 5)
+    assert budget == _generator(3, int(Subsystem.DEALER), 0).random(2).tolist()[::-1]
+    assert [stream.random() for _ in range(3)] == overflow.random(512).tolist()[:3]
 
 
 @pytest.mark.parametrize(
@@ -118,26 +128,48 @@ def test_bound_samplers_draw_what_sample_draws(dist: Fixed | Uniform | Exponenti
     assert [bound() for _ in range(1200)] == [dist.sample(plain) for _ in range(1200)]
 
 
-def test_bound_weighted_choice_picks_what_pick_picks() -> None:
-    choice = WeightedChoice(["a", "b", "c"], [0.2, 0.5, 0.3])
-    plain, fast = Streams(8).stream(Subsystem.PLAYER, 1), Streams(8).stream(Subsystem.PLAYER, 1)
-    bound = choice.bind(fast)
-    picks = [bound() for _ in range(1200)]
-    assert picks == [choice.pick(plain) for _ in range(1200)]
-    assert set(picks) == {"a", "b", "c"}
-
-
 def test_round_blocks_fetched_together_equal_blocks_drawn_one_by_one() -> None:
-    blocks = _RoundBlocks(Streams(9).stream(Subsystem.TOKENS), 26)
+    blocks = Streams(9).stream(Subsystem.TOKENS).round_blocks(26)
     gen = _generator(9, int(Subsystem.TOKENS), 0)
     for _ in range(_FETCH_ROUNDS * 2 + 3):  # across two refetches
         assert blocks.take() == gen.random(26).tolist()
 
 
+def test_normal_blocks_fetched_together_equal_blocks_drawn_one_by_one() -> None:
+    blocks = RoundBlocks(_generator(4, 1).standard_normal, 7)
+    gen = _generator(4, 1)
+    for _ in range(_FETCH_ROUNDS + 5):
+        assert blocks.take() == gen.standard_normal(7).tolist()
+
+
 def test_a_taken_round_block_is_the_callers_own_list() -> None:
-    blocks = _RoundBlocks(Streams(9).stream(Subsystem.TOKENS), 4)
+    blocks = Streams(9).stream(Subsystem.TOKENS).round_blocks(4)
     first = blocks.take()
     first.clear()
     gen = _generator(9, int(Subsystem.TOKENS), 0)
     gen.random(4)
     assert blocks.take() == gen.random(4).tolist()
+
+
+@pytest.mark.parametrize(
+    "dist",
+    [Fixed(2.0), Uniform(1.0, 3.0), Exponential(3.0), LogNormal(0.06, 0.5)],
+    ids=lambda d: type(d).__name__,
+)
+def test_vector_sampling_maps_each_variate_as_the_scalar_formula_does(
+    dist: Fixed | Uniform | Exponential | LogNormal,
+) -> None:
+    """``vector`` is the scalar definition applied element by element: a uniform for Uniform and Exponential
+    (inverse transform), a normal for LogNormal, neither for Fixed."""
+    gen = _generator(12)
+    uniforms, normals = gen.random(300), gen.standard_normal(300)
+    expected = {
+        Fixed: lambda u, z: 2.0,
+        Uniform: lambda u, z: 1.0 + 2.0 * u,
+        Exponential: lambda u, z: -3.0 * math.log(1.0 - u),
+        LogNormal: lambda u, z: 0.06 * math.exp(0.5 * z),
+    }[type(dist)]
+    got = dist.vector(uniforms, normals)
+    assert got.shape == uniforms.shape
+    for value, u, z in zip(got.tolist(), uniforms.tolist(), normals.tolist(), strict=True):
+        assert value == pytest.approx(expected(u, z), rel=1e-12)

@@ -1,0 +1,121 @@
+"""Every seat's betting decisions, drawn in blocks with numpy.
+
+At each opening a seat decides how many bets to place (none, with probability ``1 - p_bet``) and whether the
+player leaves after this round; each bet has a think time (counted from the opening, or from the seat's previous
+bet), a (bet, stake) pair and a network latency. Every seat has two generators of its own:
+
+- openings (spawn key ``(PLAYER, seat)``): two uniforms per opening, taken whether or not anyone sits there, so
+  the decision at the k-th opening is a pure function of ``(seed, seat, k)``;
+- bets (``(PLAYER, seat, 2)``): three uniforms and two normals per bet, so the j-th bet placed at a seat is a pure
+  function of ``(seed, seat, j)``.
+
+Adding a seat, or a player who leaves early, therefore moves nothing for anyone else. Draws are turned into
+decisions ``_OPENINGS`` openings / ``_BETS`` bets at a time (a few numpy calls instead of Python arithmetic per
+draw) and handed out as plain Python lists. Both sizes are part of every seeded run's identity, like ``rng._BLOCK``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from simulator.profile import PlayerSettings
+from simulator.rng import Streams, Subsystem
+
+_OPENINGS = 256  # openings drawn at once
+_BETS = 256  # bets drawn at once, per seat
+
+Choice = tuple[Any, int]  # (BetType, stake in minor units)
+
+
+class _Odds:
+    """The settings turned into lookup tables, shared by every seat."""
+
+    def __init__(self, settings: PlayerSettings) -> None:
+        total = sum(settings.bets_per_round)
+        weights = [1.0 - settings.p_bet] + [settings.p_bet * w / total for w in settings.bets_per_round]
+        self.n_cum = np.cumsum(weights)  # 0 (no bet this round), 1, ..., M bets
+        self.max_bets = len(settings.bets_per_round)
+        # Bet type and stake are independent: one uniform picks the pair from the product distribution.
+        pairs = [(b, s, wb * ws) for b, wb in settings.bet_weights for s, ws in settings.stakes]
+        self.options: list[Choice] = [(b, s) for b, s, _ in pairs]
+        self.bet_cum = np.cumsum([w for _, _, w in pairs])
+        self.leave_p = 1.0 / settings.session_rounds if settings.session_rounds > 0 else 0.0
+        self.think = settings.think
+        self.latency = settings.network.latency
+
+
+def _pick(cum: np.ndarray[Any, Any], uniforms: np.ndarray[Any, Any], last: int) -> np.ndarray[Any, Any]:
+    """Index of the option each uniform picks (``bisect_right(cum, u * total)``); a draw that rounds up to the
+    total lands on the last option."""
+    picked: np.ndarray[Any, Any] = np.minimum(np.searchsorted(cum, uniforms * cum[-1], side="right"), last)
+    return picked
+
+
+class SeatBets:
+    """One seat's bets, in the order they are placed: think time, (bet, stake) and latency of each."""
+
+    __slots__ = ("_gen", "_odds", "_pos", "choices", "latencies", "thinks")
+
+    def __init__(self, streams: Streams, odds: _Odds, seat: int) -> None:
+        self._gen = np.random.Generator(np.random.PCG64(streams.seed_sequence(Subsystem.PLAYER, seat, 2)))
+        self._odds = odds
+        self._pos = 0
+        self.thinks: list[float] = []
+        self.choices: list[Choice] = []
+        self.latencies: list[float] = []
+
+    def take(self, n: int) -> int:
+        """The seat's next ``n`` bets: returns the index of the first in :attr:`thinks`, :attr:`choices` and
+        :attr:`latencies` (valid until the next call)."""
+        start = self._pos
+        if start + n > len(self.thinks):
+            self._refill(start, n)
+            start = 0
+        self._pos = start + n
+        return start
+
+    def _refill(self, used: int, n: int) -> None:
+        """Drop the ``used`` bets already taken and draw whole blocks until ``n`` bets are ready."""
+        odds = self._odds
+        blocks = -(-(n - (len(self.thinks) - used)) // _BETS)
+        # Block by block, uniforms then normals: the j-th bet's draws never depend on how bets were taken.
+        parts = [(self._gen.random((_BETS, 3)), self._gen.standard_normal((_BETS, 2))) for _ in range(blocks)]
+        u = np.concatenate([p[0] for p in parts])
+        z = np.concatenate([p[1] for p in parts])
+        options = odds.options
+        picks: list[int] = _pick(odds.bet_cum, u[:, 1], len(options) - 1).tolist()
+        self.thinks = self.thinks[used:] + odds.think.vector(u[:, 0], z[:, 0]).tolist()
+        self.choices = self.choices[used:] + [options[i] for i in picks]
+        self.latencies = self.latencies[used:] + odds.latency.vector(u[:, 2], z[:, 1]).tolist()
+
+
+class SeatPlans:
+    """Per opening, every seat's number of bets and whether its player leaves; per seat, its bets."""
+
+    def __init__(self, streams: Streams, settings: PlayerSettings, seats: int) -> None:
+        self._odds = odds = _Odds(settings)
+        self._gens = [
+            np.random.Generator(np.random.PCG64(streams.seed_sequence(Subsystem.PLAYER, i))) for i in range(seats)
+        ]
+        self.bets = [SeatBets(streams, odds, i) for i in range(seats)]
+        self._openings: list[tuple[list[int], list[bool]]] = []
+
+    def next_opening(self) -> tuple[list[int], list[bool]]:
+        """For the next opening, per seat: how many bets its player places, and whether they leave after."""
+        if not self._openings:
+            self._openings = self._draw_openings()
+        return self._openings.pop()
+
+    def _draw_openings(self) -> list[tuple[list[int], list[bool]]]:
+        """``_OPENINGS`` openings' decisions, last opening first (so that :meth:`next_opening` pops them in order)."""
+        if not self._gens:
+            return [([], [])] * _OPENINGS
+        odds = self._odds
+        u = np.stack([g.random((_OPENINGS, 2)) for g in self._gens], axis=1)  # (openings, seats, 2)
+        counts: list[list[int]] = _pick(odds.n_cum, u[..., 0], odds.max_bets).tolist()
+        leaving: list[list[bool]] = (u[..., 1] < odds.leave_p).tolist()
+        plans = list(zip(counts, leaving, strict=True))
+        plans.reverse()
+        return plans
