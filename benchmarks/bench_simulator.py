@@ -18,7 +18,8 @@ from simulator import Table, load_profile
 
 
 def model_run(profile_name: str, rounds: int, players: int, seed: int) -> tuple[float, int, int]:
-    """Seconds to simulate ``rounds`` rounds, SimPy events processed, ground-truth events recorded."""
+    """Seconds to simulate ``rounds`` rounds, SimPy events processed (estimated from a counted run of up to 2,000
+    rounds), ground-truth events recorded."""
     table = Table(load_profile(profile_name), seed=seed, players=players)
     steps = 0
     env = table.env
@@ -64,12 +65,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    best_model = best_bare = float("inf")
-    events = recorded = 0
+    best_model = best_bare = best_empty = best_empty_bare = float("inf")
+    events = recorded = empty_events = 0
     for _ in range(args.repeat):
         elapsed, events, recorded = model_run(args.profile, args.rounds, args.players, args.seed)
         best_model = min(best_model, elapsed)
         best_bare = min(best_bare, bare_run(events))
+        if args.players:  # the same table without players, to split the cost into rounds and bets
+            elapsed, empty_events, _ = model_run(args.profile, args.rounds, 0, args.seed)
+            best_empty = min(best_empty, elapsed)
+            best_empty_bare = min(best_empty_bare, bare_run(empty_events))
     rate = args.rounds / best_model
     ratio = best_model / best_bare
     print(f"profile={args.profile} players={args.players} rounds={args.rounds} (best of {args.repeat})")
@@ -83,6 +88,19 @@ def main() -> None:
     model_us, bare_us = best_model / args.rounds * 1e6, best_bare / args.rounds * 1e6
     logic = model_us - bare_us
     print(f"  per round               {model_us:8.1f} us model, {bare_us:.1f} us bare loop, {logic:.1f} us model logic")
+    if args.players:
+        # What the players add: their SimPy events (one per bet or departure, and link changes) and the work
+        # around each, against the same number of bare-loop events.
+        empty_us, empty_bare_us = best_empty / args.rounds * 1e6, best_empty_bare / args.rounds * 1e6
+        extra = (events - empty_events) / args.rounds
+        print(
+            f"  table alone (0 players) {empty_us:8.1f} us/round, {empty_events / args.rounds:.1f} simpy events: "
+            f"{empty_us / empty_bare_us:.2f}x its bare loop"
+        )
+        print(
+            f"  players' share          {model_us - empty_us:8.1f} us/round, {extra:.1f} simpy events: "
+            f"{(model_us - empty_us) / (bare_us - empty_bare_us):.2f}x their bare loop"
+        )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ class Seat:
         self.link_up = True
 
 
-# What a scheduled action carries: (round, seat, (bet, stake) or None for leaving, network latency).
-_Due = tuple[int, Seat, tuple[Any, int] | None, float]
+# What a scheduled action carries: (its time, round, seat, (bet, stake) or None for leaving, when the bet reaches the
+# server).
+_Due = tuple[float, int, Seat, tuple[Any, int] | None, float]
 
 
 class Crowd:
@@ -57,7 +58,7 @@ class Crowd:
 
     def __init__(self, table: Table, count: int) -> None:
         self.table = table
-        self._env, self._emit = table.env, table.emit
+        self._emit = table.emit
         self.settings = table.profile.players
         self.plans = SeatPlans(table.streams, self.settings, count)
         self.seats = [Seat(table, i, self.plans.bets[i]) for i in range(count)]
@@ -95,25 +96,26 @@ class Crowd:
                     # seat's own order.
                     for j in range(first, first + n):
                         delay += thinks[j]
-                        timeout(delay, (round_no, seat, choices[j], latencies[j])).callbacks.append(deliver)
+                        at = now + delay  # the very sum SimPy computes for the timeout's time
+                        timeout(delay, (at, round_no, seat, choices[j], at + latencies[j])).callbacks.append(deliver)
                 if leaves:
                     seat.free_at = -1.0
-                    timeout(delay, (round_no, seat, None, 0.0)).callbacks.append(deliver)  # after its last bet
+                    at = now + delay
+                    timeout(delay, (at, round_no, seat, None, at)).callbacks.append(deliver)  # after its last bet
 
     def _deliver(self, due: simpy.Event) -> None:
         """At a planned action's time: send the bet (lost if the player's link is down), or let the player leave."""
-        round_no, seat, choice, delay = cast(_Due, due.value)
+        at, round_no, seat, choice, arrives = cast(_Due, due.value)
         player = seat.player
         if player is None:
             return
-        at = self._env.now
         if choice is None:
             self._emit(PlayerLeft(at, player, seat.index))
             seat.player = None
             seat.free_at = at + self.settings.arrival_gap.sample(seat.arrivals)
         elif seat.link_up:
             seat.bets = n = seat.bets + 1
-            self._emit(BetSent(at, round_no, player, f"{player}-{n}", choice[0], choice[1], at + delay))
+            self._emit(BetSent(at, round_no, player, f"{player}-{n}", choice[0], choice[1], arrives))
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""
