@@ -86,10 +86,14 @@ def judge(obs: Observation) -> Verdict:
     by_sim = expected_rounds(obs.truth, cancelled)
     expected = {rid: by_sim[sim] for rid, sim in obs.rounds.items() if sim in by_sim}
     for event in obs.server_events:
-        if event.kind == "opened" and event.round_id not in obs.rounds:  # the table never saw it: never started
-            expected[event.round_id] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
-        elif event.ends_round and event.round_id in obs.rounds and event.round_id not in expected:
-            expected[event.round_id] = ExpectedRound(obs.rounds[event.round_id], UNFINISHED, "GP-3", "", 0)
+        rid = event.round_id
+        if rid in expected or not (event.kind == "opened" or event.ends_round):
+            continue
+        if rid not in obs.rounds:
+            # The table never saw it open (whether or not the server reported opening it): never started.
+            expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
+        elif event.ends_round:
+            expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
     diffs: list[Difference] = []
     diffs += _check_rounds(obs, expected)
     bets = 0

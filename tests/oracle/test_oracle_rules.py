@@ -133,3 +133,24 @@ def test_a_round_the_table_never_saw_must_be_returned_in_full() -> None:
         "round 3 bet 4 [NET-1]: returned for p1 four_red 100: expected 100, server 1500",
         "account [GLI 2.8.2]: balance of p1: expected 500, server 1900",
     ]
+
+
+def test_a_round_the_server_settles_without_ever_reporting_it_open_is_judged_as_never_started() -> None:
+    # A phantom round: no OPEN reached the table's lamp and the server's events start with the settlement.
+    obs = Observation(
+        truth=[RoundEnded(9.0, 1, RoundStatus.SETTLED, None, "RWWW", 1, 0)],
+        rounds={"1": 1},
+        server_events=[
+            RoundEvent("1", "opened", 0.0),
+            RoundEvent("1", "settled", 9.0, faces="RWWW"),
+            RoundEvent("77", "settled", 9.5, faces="RRRR"),
+        ],
+        records={},
+        balances={},
+        opening={},
+    )
+    verdict = judge(obs)
+    assert [str(d) for d in verdict.differences] == [
+        "round 77 [NET-1]: round status: expected void or cancelled, server settled on RRRR",
+    ]
+    assert verdict.rounds_checked == 2
