@@ -40,6 +40,7 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulator.py
+	$(BIN)/python benchmarks/bench_simulator_floor.py
 	$(BIN)/python benchmarks/bench_server.py
 	$(BIN)/python benchmarks/bench_settlement.py
 	$(BIN)/python benchmarks/bench_monitor.py

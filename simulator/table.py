@@ -51,7 +51,6 @@ class RoundBook:
     round: int
     plan: RoundPlan
     opened_at: float
-    done: simpy.Event  # the table's verdict is in (RoundEnded emitted)
     cleared: simpy.Event  # the dealer has finished with the round and is free for the next
     shakes: int = 0
     reshakes: int = 0
@@ -115,7 +114,7 @@ class Table:
         if book is not None and book.round == round_no:
             return book
         plan = self.incidents.round_plan(round_no)
-        book = self.current = RoundBook(round_no, plan, self.env.now, self.env.event(), self.env.event())
+        book = self.current = RoundBook(round_no, plan, self.env.now, self.env.event())
         if plan.problem is not None:
             self.env.process(self._problem(book, plan.problem))
         return book
@@ -131,7 +130,6 @@ class Table:
         self.emit(RoundEnded(self.env.now, book.round, status, clause, faces, reds, book.reshakes))
         if not self.external_lamp and status is not RoundStatus.SETTLED:
             self.lamp.set(LampState.VOID, book.round)  # the standalone lamp tells the dealer to clear the table
-        book.done.succeed(status)
         self.rounds_ended += 1
         if self._target is not None and self.rounds_ended >= self._target and not self.finished.triggered:
             self.finished.succeed()
