@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -17,6 +17,7 @@ from numpy.typing import NDArray
 from simulator.rng import Stream
 
 Floats = NDArray[np.float64]
+Variate = Literal["uniform", "normal", "none"]
 
 
 class Distribution(Protocol):
@@ -28,9 +29,14 @@ class Distribution(Protocol):
         """A zero-argument sampler on ``stream``: the same draws as repeated :meth:`sample` calls, faster."""
         ...
 
-    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
-        """Many values at once, element by element: each from the uniform in [0, 1) or the standard normal at the
-        same position (a distribution uses one of the two, the same one :meth:`sample` draws). Same shape."""
+    @property
+    def variate(self) -> Variate:
+        """What one value is made from: a uniform in [0, 1), a standard normal, or nothing (a fixed value)."""
+        ...
+
+    def vector(self, variates: Floats) -> Floats:
+        """Many values at once, element by element, each from the :attr:`variate` at the same position (for
+        ``"none"`` the array only gives the shape). Same shape."""
         ...
 
     @property
@@ -48,8 +54,12 @@ class Fixed:
         value = self.value
         return lambda: value
 
-    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
-        return np.full_like(uniforms, self.value)
+    @property
+    def variate(self) -> Variate:
+        return "none"
+
+    def vector(self, variates: Floats) -> Floats:
+        return np.full_like(variates, self.value)
 
     @property
     def mean(self) -> float:
@@ -69,8 +79,12 @@ class Uniform:
         us, u, _, _ = stream.buffers()
         return lambda: low + width * (us.pop() if us else u())
 
-    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
-        return self.low + (self.high - self.low) * uniforms
+    @property
+    def variate(self) -> Variate:
+        return "uniform"
+
+    def vector(self, variates: Floats) -> Floats:
+        return self.low + (self.high - self.low) * variates
 
     @property
     def mean(self) -> float:
@@ -89,8 +103,12 @@ class Exponential:
         us, u, _, _ = stream.buffers()
         return lambda: -mean * log(1.0 - (us.pop() if us else u()))
 
-    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
-        result: Floats = -self.mean_value * np.log1p(-uniforms)
+    @property
+    def variate(self) -> Variate:
+        return "uniform"
+
+    def vector(self, variates: Floats) -> Floats:
+        result: Floats = -self.mean_value * np.log1p(-variates)
         return result
 
     @property
@@ -113,8 +131,12 @@ class LogNormal:
         _, _, ns, n = stream.buffers()
         return lambda: median * exp(sigma * (ns.pop() if ns else n()))
 
-    def vector(self, uniforms: Floats, normals: Floats) -> Floats:
-        result: Floats = self.median * np.exp(self.sigma * normals)
+    @property
+    def variate(self) -> Variate:
+        return "normal"
+
+    def vector(self, variates: Floats) -> Floats:
+        result: Floats = self.median * np.exp(self.sigma * variates)
         return result
 
     @property

@@ -6,8 +6,9 @@ bet), a (bet, stake) pair and a network latency. Every seat has two generators o
 
 - openings (spawn key ``(PLAYER, seat)``): two uniforms per opening, taken whether or not anyone sits there, so
   the decision at the k-th opening is a pure function of ``(seed, seat, k)``;
-- bets (``(PLAYER, seat, 2)``): three uniforms and two normals per bet, so the j-th bet placed at a seat is a pure
-  function of ``(seed, seat, j)``.
+- bets (``(PLAYER, seat, 2)``): per bet a uniform that picks the (bet, stake) pair and the variates its think time
+  and latency need (a uniform or a normal each, by distribution; none for a fixed value), drawn ``_BETS`` bets at a
+  time, uniforms first; so the j-th bet placed at a seat is a pure function of ``(seed, seat, j)``.
 
 Adding a seat, or a player who leaves early, therefore moves nothing for anyone else. Draws are turned into
 decisions ``_OPENINGS`` openings / ``_BETS`` bets at a time (a few numpy calls instead of Python arithmetic per
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.distributions import Floats
 from simulator.profile import PlayerSettings
 from simulator.rng import Streams, Subsystem
 
@@ -81,14 +83,22 @@ class SeatBets:
         odds = self._odds
         blocks = -(-(n - (len(self.thinks) - used)) // _BETS)
         # Block by block, uniforms then normals: the j-th bet's draws never depend on how bets were taken.
-        parts = [(self._gen.random((_BETS, 3)), self._gen.standard_normal((_BETS, 2))) for _ in range(blocks)]
-        u = np.concatenate([p[0] for p in parts])
-        z = np.concatenate([p[1] for p in parts])
+        parts = [self._draw_block() for _ in range(blocks)]
+        picks, thinks, latencies = (np.concatenate([p[i] for p in parts]) for i in range(3))
         options = odds.options
-        picks: list[int] = _pick(odds.bet_cum, u[:, 1], len(options) - 1).tolist()
-        self.thinks = self.thinks[used:] + odds.think.vector(u[:, 0], z[:, 0]).tolist()
-        self.choices = self.choices[used:] + [options[i] for i in picks]
-        self.latencies = self.latencies[used:] + odds.latency.vector(u[:, 2], z[:, 1]).tolist()
+        self.thinks = self.thinks[used:] + odds.think.vector(thinks).tolist()
+        self.choices = self.choices[used:] + [options[i] for i in _pick(odds.bet_cum, picks, len(options) - 1).tolist()]
+        self.latencies = self.latencies[used:] + odds.latency.vector(latencies).tolist()
+
+    def _draw_block(self) -> tuple[Floats, Floats, Floats]:
+        """One block's variates: the uniform that picks each bet, then each think time's and latency's variate."""
+        odds, gen = self._odds, self._gen
+        columns = [odds.think.variate, odds.latency.variate]
+        uniforms = gen.random((_BETS, 1 + columns.count("uniform")))
+        normals = gen.standard_normal((_BETS, columns.count("normal")))
+        drawn = {"uniform": iter(uniforms.T[1:]), "normal": iter(normals.T)}
+        think, latency = (next(drawn[c]) if c in drawn else np.zeros(_BETS) for c in columns)
+        return uniforms[:, 0], think, latency
 
 
 class SeatPlans:

@@ -159,17 +159,18 @@ def test_a_taken_round_block_is_the_callers_own_list() -> None:
 def test_vector_sampling_maps_each_variate_as_the_scalar_formula_does(
     dist: Fixed | Uniform | Exponential | LogNormal,
 ) -> None:
-    """``vector`` is the scalar definition applied element by element: a uniform for Uniform and Exponential
-    (inverse transform), a normal for LogNormal, neither for Fixed."""
-    gen = _generator(12)
-    uniforms, normals = gen.random(300), gen.standard_normal(300)
-    expected = {
-        Fixed: lambda u, z: 2.0,
-        Uniform: lambda u, z: 1.0 + 2.0 * u,
-        Exponential: lambda u, z: -3.0 * math.log(1.0 - u),
-        LogNormal: lambda u, z: 0.06 * math.exp(0.5 * z),
+    """``vector`` is the scalar definition applied element by element to the variate the distribution declares: a
+    uniform for Uniform and Exponential (inverse transform), a normal for LogNormal, nothing for Fixed."""
+    expected, variate = {
+        Fixed: (lambda x: 2.0, "none"),
+        Uniform: (lambda x: 1.0 + 2.0 * x, "uniform"),
+        Exponential: (lambda x: -3.0 * math.log(1.0 - x), "uniform"),
+        LogNormal: (lambda x: 0.06 * math.exp(0.5 * x), "normal"),
     }[type(dist)]
-    got = dist.vector(uniforms, normals)
-    assert got.shape == uniforms.shape
-    for value, u, z in zip(got.tolist(), uniforms.tolist(), normals.tolist(), strict=True):
-        assert value == pytest.approx(expected(u, z), rel=1e-12)
+    assert dist.variate == variate
+    gen = _generator(12)
+    variates = gen.standard_normal(300) if variate == "normal" else gen.random(300)
+    got = dist.vector(variates)
+    assert got.shape == variates.shape
+    for value, x in zip(got.tolist(), variates.tolist(), strict=True):
+        assert value == pytest.approx(expected(x), rel=1e-12)

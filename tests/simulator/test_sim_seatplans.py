@@ -4,10 +4,12 @@ whatever other seats exist and however the bets are taken."""
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 
 from simulator import load_profile
+from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
 from simulator.rng import Streams
 from simulator.seatplans import _BETS, _OPENINGS, SeatPlans
 
@@ -70,3 +72,30 @@ def test_no_seats_means_empty_openings() -> None:
     plans = SeatPlans(Streams(1), _settings(), 0)
     assert plans.next_opening() == ([], [])
     assert plans.bets == []
+
+
+@pytest.mark.parametrize(
+    ("think", "latency"),
+    [
+        (Fixed(2.0), Uniform(0.01, 0.02)),
+        (LogNormal(3.0, 0.4), Exponential(0.05)),
+        (Uniform(1.0, 4.0), Fixed(0.03)),
+    ],
+    ids=["fixed-uniform", "lognormal-exponential", "uniform-fixed"],
+)
+def test_bets_draw_only_the_variates_their_distributions_use(think: Any, latency: Any) -> None:
+    network = dataclasses.replace(_settings().network, latency=latency)
+    rows = SeatPlans(Streams(6), _settings(think=think, network=network), 1).bets[0]
+    first = rows.take(2 * _BETS + 3)
+    thinks = rows.thinks[first:]
+    latencies = rows.latencies[first:]
+    if isinstance(think, Fixed):
+        assert set(thinks) == {2.0}
+    if isinstance(latency, Fixed):
+        assert set(latencies) == {0.03}
+    if isinstance(latency, Uniform):
+        assert all(0.01 <= x < 0.02 for x in latencies)
+    if isinstance(think, Uniform):
+        assert all(1.0 <= x < 4.0 for x in thinks)
+    assert all(x > 0 for x in thinks + latencies)
+    assert len(set(thinks)) > 100 or isinstance(think, Fixed)
