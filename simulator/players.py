@@ -23,7 +23,7 @@ import simpy
 
 from simulator.events import BetSent, LinkDown, LinkUp, PlayerJoined, PlayerLeft
 from simulator.rng import Subsystem
-from simulator.seatplans import SeatBets, SeatPlans
+from simulator.seatplans import Choice, SeatBets, SeatPlans
 
 if TYPE_CHECKING:
     from simulator.table import Table
@@ -50,7 +50,7 @@ class Seat:
 
 # What a scheduled action carries: (its time, round, seat, (bet, stake) or None for leaving, when the bet reaches the
 # server).
-_Due = tuple[float, int, Seat, tuple[Any, int] | None, float]
+_Due = tuple[float, int, Seat, Choice | None, float]
 
 
 class Crowd:

@@ -12,7 +12,8 @@ bet), a (bet, stake) pair and a network latency. Every seat has two generators o
 
 Adding a seat, or a player who leaves early, therefore moves nothing for anyone else. Draws are turned into
 decisions ``_OPENINGS`` openings / ``_BETS`` bets at a time (a few numpy calls instead of Python arithmetic per
-draw) and handed out as plain Python lists. Both sizes are part of every seeded run's identity, like ``rng._BLOCK``.
+draw) and handed out as plain Python lists. ``_BETS`` is part of every seeded run's identity, like ``rng._BLOCK``
+(a block's uniforms are drawn before its normals); ``_OPENINGS`` is not (openings draw uniforms only).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from simulator.bets import BetType
 from simulator.distributions import Floats
 from simulator.profile import PlayerSettings
 from simulator.rng import Streams, Subsystem
@@ -28,7 +30,7 @@ from simulator.rng import Streams, Subsystem
 _OPENINGS = 256  # openings drawn at once
 _BETS = 256  # bets drawn at once, per seat
 
-Choice = tuple[Any, int]  # (BetType, stake in minor units)
+Choice = tuple[BetType, int]  # (bet, stake in minor units)
 
 
 class _Odds:
