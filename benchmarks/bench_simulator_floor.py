@@ -19,6 +19,7 @@ from collections.abc import Generator
 from typing import Any
 
 import simpy
+from bench_simulator import bare_run  # the same limit as bench_simulator (this folder is on sys.path)
 
 from simulator.bets import BetType
 from simulator.events import (
@@ -122,20 +123,6 @@ class _Skeleton:
         elapsed = time.perf_counter() - start
         gc.enable()
         return elapsed, steps
-
-
-def bare_run(events: int) -> float:
-    env = simpy.Environment()
-
-    def loop() -> Proc:
-        timeout = env.timeout
-        for _ in range(events):
-            yield timeout(1.0)
-
-    env.process(loop())
-    start = time.perf_counter()
-    env.run()
-    return time.perf_counter() - start
 
 
 def main() -> None:
