@@ -132,21 +132,22 @@ class RoundBlocks:
 
     def take(self) -> list[float]:
         """The next block, as a new list the caller owns."""
-        start = self._next
-        if start >= len(self._buffer):
-            self._buffer = self._draw(self._size * _FETCH_ROUNDS).tolist()
-            start = 0
-        end = self._next = start + self._size
-        return self._buffer[start:end]
+        start = self._advance()
+        return self._buffer[start : start + self._size]
 
     def take_into(self, target: list[float]) -> None:
         """Replace the contents of ``target`` with the next block (``target`` stays the same list)."""
+        start = self._advance()
+        target[:] = self._buffer[start : start + self._size]
+
+    def _advance(self) -> int:
+        """Where the next block starts in the buffer, fetching the next ``_FETCH_ROUNDS`` blocks when it is used up."""
         start = self._next
         if start >= len(self._buffer):
             self._buffer = self._draw(self._size * _FETCH_ROUNDS).tolist()
             start = 0
-        end = self._next = start + self._size
-        target[:] = self._buffer[start:end]
+        self._next = start + self._size
+        return start
 
 
 class RoundStream(Stream):
@@ -163,12 +164,10 @@ class RoundStream(Stream):
     __slots__ = ("_key", "_normal_blocks", "_overflow", "_round", "_streams", "_uniform_blocks")
 
     def __init__(self, streams: Streams, subsystem: Subsystem, index: int, uniforms: int, normals: int) -> None:
-        super().__init__(np.random.SeedSequence(entropy=streams.root_seed, spawn_key=(int(subsystem), index)))
+        super().__init__(streams.seed_sequence(subsystem, index))
         self._streams = streams
         self._key = (subsystem, index)
-        normal_gen = np.random.Generator(
-            np.random.PCG64(np.random.SeedSequence(entropy=streams.root_seed, spawn_key=(int(subsystem), index, 2)))
-        )
+        normal_gen = np.random.Generator(np.random.PCG64(streams.seed_sequence(subsystem, index, 2)))
         self._uniform_blocks = RoundBlocks(self._gen.random, uniforms)
         self._normal_blocks = RoundBlocks(normal_gen.standard_normal, normals)
         self._round = -1
