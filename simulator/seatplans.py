@@ -95,12 +95,21 @@ class SeatBets:
     def _draw_block(self) -> tuple[Floats, Floats, Floats]:
         """One block's variates: the uniform that picks each bet, then each think time's and latency's variate."""
         odds, gen = self._odds, self._gen
-        columns = [odds.think.variate, odds.latency.variate]
-        uniforms = gen.random((_BETS, 1 + columns.count("uniform")))
-        normals = gen.standard_normal((_BETS, columns.count("normal")))
-        drawn = {"uniform": iter(uniforms.T[1:]), "normal": iter(normals.T)}
-        think, latency = (next(drawn[c]) if c in drawn else np.zeros(_BETS) for c in columns)
-        return uniforms[:, 0], think, latency
+        kinds = [odds.think.variate, odds.latency.variate]
+        uniforms = gen.random((_BETS, 1 + kinds.count("uniform")))  # column 0 picks the bet
+        normals = gen.standard_normal((_BETS, kinds.count("normal")))
+        columns: list[Floats] = []
+        next_uniform = next_normal = 0
+        for kind in kinds:
+            if kind == "uniform":
+                next_uniform += 1
+                columns.append(uniforms[:, next_uniform])
+            elif kind == "normal":
+                columns.append(normals[:, next_normal])
+                next_normal += 1
+            else:
+                columns.append(np.zeros(_BETS))  # a fixed value needs no draw
+        return uniforms[:, 0], columns[0], columns[1]
 
 
 class SeatPlans:
