@@ -117,7 +117,7 @@ def serve(args: argparse.Namespace) -> int:
         def submit(report: TableReport) -> None:
             service.submit(lambda e: e.report(report))
 
-        gateway = DeviceGateway(ports, submit, config.heartbeat_timeout_s, trace)
+        gateway = DeviceGateway(ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time)
         service.subscribe(gateway.on_events)
 
         def health() -> dict[str, Any]:

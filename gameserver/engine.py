@@ -202,7 +202,12 @@ class RoundEngine:
             self._release(r)
 
     def _apply(self, r: RoundRecord, report: TableReport, expired: bool = False) -> None:
-        """Apply one report to the active, unpaused round ``r`` (or hold it, unless its window ``expired``)."""
+        """Apply one report to the active, unpaused round ``r`` (or hold it, unless its window ``expired``).
+        First of all rules: a ``BOWL OFF`` that arrives after the close but happened (device time, protocol
+        1.2) during this round's betting voids SH-4b — it is never held and no later rule looks at it."""
+        if r.phase is Phase.CLOSED and ordering.lifted_during_betting(r, report):
+            self._end(r, Phase.VOID, "SH-4b", "bowl lifted before betting closed (device time)")
+            return
         wait = None if expired else ordering.hold_reason(r, report)
         if wait is not None:
             self._hold(r, report, wait)
@@ -255,7 +260,7 @@ class RoundEngine:
             self._ignored(r, report, "already_lifted")
         elif r.phase is Phase.BETTING:
             self._end(r, Phase.VOID, "SH-4b", "bowl lifted before betting closed")
-        elif any(h.why == ordering.AWAITING_LIFT and h.at < r.closes_at for h in r.held):
+        elif any(h.why == ordering.AWAITING_LIFT and ordering.happened(h) < r.closes_at for h in r.held):
             self._end(r, Phase.VOID, "SH-4b", "tokens read before betting closed (the lift was reported late)")
         elif report.touch:
             self._end(r, Phase.VOID, "SH-5", f"bowl touched a token while lifted ({report.detail or '-'})")

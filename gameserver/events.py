@@ -95,7 +95,9 @@ class TableReport:
     ``faces`` (RESULT/REARRANGED) is 4 characters of R/W/S/U, token 0 first (S standing, U unreadable);
     ``overlap`` flags an SH-1 read; ``touch`` flags a bowl that touched a token while lifted (SH-5);
     ``detail`` explains a PROBLEM or a DROP; ``round_tag`` is the round the device tagged its frame with
-    (docs/protocol.md §6, "Round tag"; None: untagged, tied to a round by arrival time).
+    (docs/protocol.md §6, "Round tag"; None: untagged, tied to a round by arrival time); ``happened_at`` is
+    when the fact happened in the engine's clock, estimated from the frame's device time (protocol 1.2,
+    :mod:`gameserver.device_clock`; None: the frame had no ``at``, only its arrival is known).
     """
 
     kind: ReportKind
@@ -105,3 +107,4 @@ class TableReport:
     touch: bool = False
     detail: str = ""
     round_tag: str | None = None
+    happened_at: float | None = None

@@ -17,6 +17,7 @@ from typing import Protocol, TextIO
 
 import serial
 
+from gameserver.device_clock import DeviceClock
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.link import ServerLink
 from gameserver.protocol import DecodeError, Decoder, Frame
@@ -48,12 +49,24 @@ def open_serial(name: str, url: str) -> DevicePort:
     return port
 
 
-def to_report(device: str, frame: Frame) -> TableReport | None:
+def to_report(device: str, frame: Frame, happened_at: float | None = None) -> TableReport | None:
     """The engine report a device frame stands for, carrying the frame's round tag (docs/protocol.md §6)
-    if it has one; None for frames that are recorded only (HELLO, CONSOLE TOKENS/REASSEMBLED/REARRANGED)."""
+    if it has one and ``happened_at`` (the engine-clock time the caller's :class:`DeviceClock` estimated from
+    the frame's device time, or None); None for frames that are recorded only (HELLO, CONSOLE
+    TOKENS/REASSEMBLED/REARRANGED)."""
     report = _report(device, frame)
-    tag = frame.round_tag
-    return report if report is None or tag is None else replace(report, round_tag=tag)
+    if report is None:
+        return None
+    return replace(report, round_tag=frame.round_tag, happened_at=happened_at)
+
+
+def timed_report(device: str, frame: Frame, clock: DeviceClock, arrival: float) -> TableReport | None:
+    """:func:`to_report` for a frame that arrived on ``device``'s line at ``arrival`` (engine clock): the line's
+    ``clock`` is reset on a HELLO and learns from every frame's device time (protocol 1.2) before the report
+    gets its ``happened_at``."""
+    if frame.type == "HELLO":
+        clock.reset()
+    return to_report(device, frame, clock.observe(frame.device_time_ms, arrival))
 
 
 def _report(device: str, frame: Frame) -> TableReport | None:
@@ -111,13 +124,17 @@ class DeviceGateway:
         silence_s: float = 3.0,
         trace: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
+        event_clock: Callable[[], float] | None = None,
     ) -> None:
+        """``clock`` times the links and the trace; ``event_clock`` is the engine's clock, in which reports'
+        ``happened_at`` are given (default: ``clock``)."""
         self.ports = ports
         self._submit = submit
         self._silence_s = silence_s
         self._trace = trace
         self._trace_lock = threading.Lock()
         self._clock = clock
+        self._event_clock = event_clock or clock
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
         self.links: dict[str, ServerLink] = {}
         self._running = False
@@ -167,6 +184,7 @@ class DeviceGateway:
 
     def _serve(self, name: str) -> None:
         port, link, decoder, lamp = self.ports[name], self.links[name], Decoder(), self._lamp[name]
+        device_clock = DeviceClock()
         is_lamp = name.lower() == "lamp"
         failing = False  # report an I/O failure once per episode, not on every retry
         while self._running:
@@ -184,13 +202,13 @@ class DeviceGateway:
                 failing = True
                 time.sleep(0.5)
                 continue
-            now = self._clock()
+            now, arrival = self._clock(), self._event_clock()
             self._record(name, "rx", data)
             for item in decoder.feed(data):
                 if isinstance(item, DecodeError):
                     self._record(name, "error", item.raw, item.kind)
                 frame = link.receive(item, now)
-                report = None if frame is None else to_report(name, frame)
+                report = None if frame is None else timed_report(name, frame, device_clock, arrival)
                 if report is not None:
                     self._submit(report)
             while not lamp.empty():

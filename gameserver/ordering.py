@@ -18,6 +18,11 @@ a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b ne
 that arrives after the close while a read received before the close waits for it is SH-4b too (the reader saw
 the tokens during betting: the bowl was off then, only its report was late).
 
+Device time (protocol 1.2, ``TableReport.happened_at``) overrides arrival order where it says more: a
+``BOWL OFF`` that happened during betting voids SH-4b whenever it arrives (:func:`lifted_during_betting`,
+checked before any hold), and a held read counts as received before the close when its device time says so
+(:func:`happened`).
+
 Independently, while a round is paused every table report except ``CONSOLE PROBLEM``/``RESOLVED`` is held
 with ``why="paused"`` and replayed, in order, when the round resumes: the table did those things (a dealer
 who shakes during a pause did shake).
@@ -26,7 +31,7 @@ who shakes during a pause did shake).
 from __future__ import annotations
 
 from gameserver.events import ReportKind, TableReport
-from gameserver.model import Phase, RoundRecord
+from gameserver.model import HeldReport, Phase, RoundRecord
 
 PAUSED = "paused"
 AWAITING_LIFT = "awaiting_lift"
@@ -48,3 +53,17 @@ def hold_reason(r: RoundRecord, report: TableReport) -> str | None:
     if kind is ReportKind.BOWL_OFF and r.phase is Phase.CLOSED and r.shaking and not r.lifted:
         return AWAITING_SHAKE_END
     return None
+
+
+def lifted_during_betting(r: RoundRecord, report: TableReport) -> bool:
+    """True when ``report`` is a ``BOWL OFF`` whose device time puts its fact inside round ``r``'s betting period
+    (``opened_at <= happened_at < closes_at``); False when it has no device time."""
+    at = report.happened_at
+    return report.kind is ReportKind.BOWL_OFF and at is not None and r.opened_at <= at < r.closes_at
+
+
+def happened(held: HeldReport) -> float:
+    """When a held report's fact happened: its device time when it had one, else when it was received (the
+    device time is never later, so it is the better bound)."""
+    at = held.report.happened_at
+    return held.at if at is None else min(at, held.at)

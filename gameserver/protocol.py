@@ -1,4 +1,4 @@
-"""Wire protocol v1 codec (docs/protocol.md), written for the server from the document alone.
+"""Wire protocol v1 codec (docs/protocol.md, revision 1.2), written for the server from the document alone.
 
 :func:`encode` builds a frame; :class:`Decoder` turns bytes in any slicing into :class:`Frame` objects and
 :class:`DecodeError` reports (never raises), applying the checks of §8 in their order.
@@ -77,14 +77,18 @@ TAGGABLE: frozenset[tuple[str, str]] = frozenset(
     k for k in CATALOGUE if k[0] in ("BOWL", "SHAKER", "READER", "CONSOLE") and k[1] not in {"HELLO", *CONTROL}
 )
 _ROUND_TAG = ("round", _value)
+#: Revision 1.2's device time ``at=<ms>``: the device's monotonic clock (ms since its power-up) when the fact
+#: happened; a non-negative decimal integer without sign or leading zeros.
+_DEVICE_TIME = ("at", _integer)
 
 
 def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> bool:
-    """The fields are exactly the catalogue's, in order, with valid values — plus the optional trailing
-    round tag on a device data message."""
+    """The fields are exactly the catalogue's, in order, with valid values — plus, on a device data message,
+    the optional trailing round tag (revision 1.1) and then the optional device time (revision 1.2)."""
     spec = CATALOGUE[(src, type_)]
-    if (src, type_) in TAGGABLE and len(fields) == len(spec) + 1:
-        spec = (*spec, _ROUND_TAG)
+    if (src, type_) in TAGGABLE:
+        extra = [k for k, _ in fields[len(spec) :]]
+        spec = (*spec, *(f for f in (_ROUND_TAG, _DEVICE_TIME) if f[0] in extra))
     return [k for k, _ in fields] == [k for k, _ in spec] and all(
         ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
     )
@@ -118,6 +122,16 @@ class Frame:
         if (self.src, self.type) not in TAGGABLE:
             return None
         return dict(self.fields).get("round")
+
+    @property
+    def device_time_ms(self) -> int | None:
+        """The device time ``at=<ms>`` of a device data frame (revision 1.2: the device's own monotonic clock,
+        in ms, when the fact happened), or None when the frame has none (and for every frame that is not a
+        device data message)."""
+        if (self.src, self.type) not in TAGGABLE:
+            return None
+        at = dict(self.fields).get("at")
+        return None if at is None else int(at)
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The reference server in the bench's own process, in SimPy virtual time: the in-process bench's adapter.
 
 The gameserver's pure round engine runs with its clock injected (``env.now``); its own protocol decoder and
-server link (``gameserver.protocol``, ``gameserver.link``) read the device lines, which are in-memory byte pipes:
+server link (``gameserver.protocol``, ``gameserver.link``) read the device lines, which are in-memory byte pipes,
+and each line's ``gameserver.device_clock.DeviceClock`` turns a frame's device time into sim time:
 table events travel as encoded frames through both codecs, as on a real bench. A SimPy process services the
 lines every :data:`SERVICE_S` sim seconds, feeds reports to the engine, ticks it, stores its events in an
 in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``).
@@ -18,9 +19,10 @@ from typing import Any
 
 import simpy
 
+from gameserver.device_clock import DeviceClock
 from gameserver.engine import RoundEngine
 from gameserver.events import ReportKind, TableReport
-from gameserver.gateway import lamp_command, to_report
+from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
 from gameserver.link import ServerLink
 from gameserver.model import EngineConfig, Rejection
@@ -45,6 +47,7 @@ class _Port:
         self.transport = transport
         self.link = ServerLink(name, now, silence_s)
         self.decoder = Decoder()
+        self.clock = DeviceClock()  # the line's device time -> sim time (protocol 1.2 ``at``)
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -112,7 +115,7 @@ class InProcessAdapter(GameServerAdapter):
             data = b""
         for item in port.decoder.feed(data) if data else ():
             frame = port.link.receive(item, now)
-            report = None if frame is None else to_report(port.name, frame)
+            report = None if frame is None else timed_report(port.name, frame, port.clock, now)
             if report is not None:
                 self.engine.report(report)
         if port.link.tick(now):
