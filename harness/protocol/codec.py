@@ -38,6 +38,8 @@ _VALUE = re.compile(r"[A-Za-z0-9._:-]{1,32}\Z")
 _UINT = re.compile(r"(?:0|[1-9][0-9]{0,9})\Z")
 _HEX4 = re.compile(rb"[0-9A-F]{4}\Z")
 _KEY = re.compile(r"[a-z_]+\Z")
+MAX_AT_DIGITS = 32  # an event time is a §2 value: at most 32 characters
+_AT = re.compile(r"(?:0|[1-9][0-9]{0,31})\Z")
 
 
 def crc16(body: bytes) -> int:
@@ -206,6 +208,44 @@ def _layout(cls: type[Message]) -> tuple[tuple[str, _Codec], ...]:
 _LAYOUT: dict[type[Message], tuple[tuple[str, _Codec], ...]] = {cls: _layout(cls) for cls in MESSAGE_TYPES}
 
 
+def _enc_at(v: Any) -> str:
+    if type(v) is not int or v < 0 or len(str(v)) > MAX_AT_DIGITS:
+        raise _FieldError(f"at: must be a whole number of milliseconds, 0 or more, at most 32 digits, got {v!r}")
+    return str(v)
+
+
+_OPTIONAL = ("round", "at")  # the optional trailing fields of a device data message, in wire order
+
+
+def _trailing(cls: type[Message], extra: list[str]) -> tuple[str | None, int | None]:
+    """The optional round tag and event time among the fields after the catalogue's (docs/protocol.md §6,
+    revisions 1.1 and 1.2): ``(None, None)`` when ``extra`` holds neither (any other surplus is left for the
+    field-count check). Raises _FieldError naming the field when one is misplaced, repeated or malformed."""
+    keys = [item.partition("=")[0] for item in extra]
+    if not any(k in _OPTIONAL for k in keys):
+        return None, None
+    if cls not in TAGGABLE:
+        name = next(k for k in keys if k in _OPTIONAL)
+        raise _FieldError(f"{name}: only device data messages (not HELLO, not the lamp) carry round= or at=")
+    for name in _OPTIONAL:
+        if keys.count(name) > 1:
+            raise _FieldError(f"{name}: given {keys.count(name)} times, at most once")
+    if keys == ["at", "round"]:
+        raise _FieldError("at: must come after round (catalogue fields, then round=, then at=)")
+    if keys not in (["round"], ["at"], ["round", "at"]):
+        raise _FieldError(f"{' '.join(extra)!r}: after the catalogue's fields only round=<id> then at=<ms> may follow")
+    values = {key: item.partition("=")[2] for key, item in zip(keys, extra, strict=True)}
+    tag = values.get("round")
+    if tag is not None and not _VALUE.match(tag):
+        raise _FieldError(f"round: {tag!r} is not a value (§2)")
+    text = values.get("at")
+    if text is not None and not _AT.match(text):
+        raise _FieldError(
+            f"at: {text!r} is not a whole number of milliseconds (no sign, no leading zeros, 1-32 digits)"
+        )
+    return tag, None if text is None else int(text)
+
+
 def _cross_check(msg: Message) -> None:
     """Rules between fields of one message (docs/protocol.md §6)."""
     if isinstance(msg, BowlOff) and (msg.touch != (msg.token is not None)):
@@ -247,6 +287,10 @@ def encode_body(frame: Frame) -> bytes:
                 parts.append(f"round={_enc_value(frame.round)}")
             except _FieldError as exc:
                 raise _FieldError(f"round: {exc}") from None
+        if frame.at is not None:
+            if cls not in TAGGABLE:
+                raise _FieldError("at: only device data messages (not HELLO, not the lamp) carry an event time")
+            parts.append(f"at={_enc_at(frame.at)}")
     except _FieldError as exc:
         raise EncodeError(f"{frame.src!s} {cls.TYPE}: {exc}") from None
     return " ".join(parts).encode("ascii")
@@ -301,11 +345,12 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         return FrameError(ErrorReason.SYNTAX, raw, f"{cls.TYPE}: seq must be {what}, got {seq}", seq, src)
     layout = _LAYOUT[cls]
     given = parts[4:]
-    tag: str | None = None
-    if cls in TAGGABLE and len(given) == len(layout) + 1 and given[-1].startswith("round="):
-        tag = given.pop()[len("round=") :]
-        if not _VALUE.match(tag):
-            return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: round: {tag!r} is not a value (§2)", seq, src)
+    try:
+        tag, at = _trailing(cls, given[len(layout) :])
+    except _FieldError as exc:
+        return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
+    if tag is not None or at is not None:
+        del given[len(layout) :]
     if len(given) != len(layout):
         names = " ".join(n for n, _ in layout) or "no fields"
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src)
@@ -323,7 +368,7 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         _cross_check(msg)
     except _FieldError as exc:
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
-    return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION, round=tag)
+    return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION, round=tag, at=at)
 
 
 class FrameDecoder:

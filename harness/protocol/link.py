@@ -74,14 +74,28 @@ class LinkChanged:
 LinkEvent = Received | Rejected | Delivered | Refused | LinkChanged
 
 
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A data message waiting to be sent, with the optional trailing fields fixed when it was queued: the round
+    tag and the event time (docs/protocol.md §6, "Round tag", "Event time"). A reopened port re-sends it with a
+    new ``seq`` and these fields unchanged."""
+
+    message: Message
+    round: str | None = None
+    at: int | None = None
+
+
 @dataclass(slots=True)
 class _InFlight:
     seq: int
-    message: Message
+    item: Outgoing
     raw: bytes
     due: float
     tries: int = 0
-    round: str | None = None
+
+    @property
+    def message(self) -> Message:
+        return self.item.message
 
 
 class Link:
@@ -119,7 +133,7 @@ class Link:
         self.heartbeat = heartbeat
         self.silence = silence
         self.decoder = FrameDecoder()
-        self.queue: deque[tuple[Message, str | None]] = deque()  # (message, round tag)
+        self.queue: deque[Outgoing] = deque()
         self.inflight: _InFlight | None = None
         self.up = False
         self.opened = False
@@ -135,11 +149,11 @@ class Link:
     def open(self, now: float) -> None:
         """(Re)open the port: HELLO first, seq 1; an unacknowledged frame is kept and re-sent after it."""
         if self.inflight is not None and not isinstance(self.inflight.message, Hello):
-            self.queue.appendleft((self.inflight.message, self.inflight.round))
-        while self.queue and isinstance(self.queue[0][0], Hello):
+            self.queue.appendleft(self.inflight.item)
+        while self.queue and isinstance(self.queue[0].message, Hello):
             self.queue.popleft()
         self.inflight = None
-        self.queue.appendleft((self.hello, None))
+        self.queue.appendleft(Outgoing(self.hello))
         self._next_seq = 1
         self.decoder = FrameDecoder()
         self._out.clear()  # bytes for the old connection are gone with it
@@ -147,13 +161,19 @@ class Link:
         self._last_rx = now
         self._pump(now)
 
-    def send(self, message: Message, now: float, round: str | None = None) -> None:
-        """Queue a data message, tagged with ``round`` when given (docs/protocol.md §6, "Round tag"; the tag
-        is fixed now, so a retransmission after the round ended still names it); it goes out at once when
-        nothing is in flight. Never drops it. Raises ValueError for a control message."""
+    def send(self, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        """Queue a data message, tagged with ``round`` and stamped with the event time ``at`` (device clock,
+        ms) when given (docs/protocol.md §6, "Round tag", "Event time"). Both are fixed now: every
+        retransmission, and the re-send after a reopened port, carries them byte for byte. The message goes
+        out at once when nothing is in flight. Never drops it.
+
+        Raises:
+            ValueError: a control message.
+            EncodeError: (when it goes out) a message, tag or time the protocol refuses.
+        """
         if message.CONTROL:
             raise ValueError(f"{message.TYPE} is a control message; the link sends those itself")
-        self.queue.append((message, round))
+        self.queue.append(Outgoing(message, round, at))
         self._pump(now)
 
     def _seq(self) -> int:
@@ -172,12 +192,12 @@ class Link:
         if not self.opened:
             return
         while self.queue and self.inflight is None:
-            message, tag = self.queue.popleft()
+            item = self.queue.popleft()
             seq = self._seq()
-            raw = encode(Frame(seq, self.src, message, round=tag))
+            raw = encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
             self._emit(raw, now)
             if self.require_ack:
-                self.inflight = _InFlight(seq, message, raw, now + self.retry_after, round=tag)
+                self.inflight = _InFlight(seq, item, raw, now + self.retry_after)
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""

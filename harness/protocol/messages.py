@@ -304,8 +304,9 @@ def _catalogue() -> dict[tuple[Source, str], type[Message]]:
 
 CATALOGUE: dict[tuple[Source, str], type[Message]] = _catalogue()
 
-#: Messages that may end with the optional round tag ``round=<id>``: every data message a device other than
-#: the lamp sends, except HELLO (docs/protocol.md §6, "Round tag").
+#: Messages that may end with the optional round tag ``round=<id>`` and then the optional event time ``at=<ms>``:
+#: every data message a device other than the lamp sends, except HELLO (docs/protocol.md §6, "Round tag",
+#: "Event time").
 TAGGABLE: frozenset[type[Message]] = frozenset(
     cls
     for cls in MESSAGE_TYPES
@@ -324,3 +325,4 @@ class Frame:
     message: Message
     version: int = PROTOCOL_VERSION
     round: str | None = None  # the optional round tag of a device data message (docs/protocol.md §6)
+    at: int | None = None  # the optional event time (device clock, ms) of a device data message (§6, revision 1.2)

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from harness.protocol.messages import (
     CATALOGUE,
+    TAGGABLE,
     Ack,
     BowlOff,
     ConsoleRearranged,
@@ -35,6 +36,11 @@ VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:
 values = st.text(alphabet=VALUE_CHARS, min_size=1, max_size=32)
 seqs = st.integers(min_value=1, max_value=65535)
 tokens = st.integers(min_value=0, max_value=3)
+#: device clock readings (docs/protocol.md §6, "Event time"): small, around a 32-bit counter's wrap, and the
+#: longest a §2 value allows (32 digits)
+event_times = st.one_of(
+    st.integers(0, 1000), st.integers(2**32 - 2, 2**32 + 2), st.integers(0, 10**32 - 1), st.just(10**32 - 1)
+)
 
 
 def _bowl_off() -> st.SearchStrategy[Message]:
@@ -81,4 +87,7 @@ def frames(draw: st.DrawFn) -> Frame:
     cls = CATALOGUE[(src, _type)]
     msg = draw(messages_of(cls))
     seq = 0 if cls.CONTROL else draw(seqs)
-    return Frame(seq=seq, src=Source(src), message=msg)
+    tagged = cls in TAGGABLE
+    tag = draw(st.none() | values) if tagged else None
+    at = draw(st.none() | event_times) if tagged else None
+    return Frame(seq=seq, src=Source(src), message=msg, round=tag, at=at)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import binascii
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given, settings
@@ -15,6 +16,7 @@ from harness.protocol.messages import (
     Hello,
     LampClose,
     LampOpen,
+    NakReason,
     ShakeEnd,
     ShakeStart,
     Source,
@@ -29,7 +31,7 @@ def server_link() -> Link:
     return Link(Source.SERVER, Hello("SRV-t", 1, "t"), frozenset({BowlOn, BowlOff, ShakeStart, ShakeEnd}))
 
 
-def received(events: list[object]) -> list[object]:
+def received(events: Sequence[object]) -> list[object]:
     return [e.frame.message for e in events if isinstance(e, Received)]
 
 
@@ -114,7 +116,7 @@ def test_nak_of_the_frame_in_flight_moves_on() -> None:
     srv.send(LampClose("17"), 0.0)
     body = b"1 0 LAMP NAK of=1 reason=state"
     events = srv.receive(b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF)), 0.0)
-    assert [e for e in events if isinstance(e, Refused)] == [Refused(1, Hello("SRV-t", 1, "t"), "state")]
+    assert [e for e in events if isinstance(e, Refused)] == [Refused(1, Hello("SRV-t", 1, "t"), NakReason.STATE)]
     assert srv.take_output().startswith(b"$1 2 SRV CLOSE round=17*")
 
 
