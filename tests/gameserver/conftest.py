@@ -1,4 +1,5 @@
-"""Fixtures for the game server tests: a real server process per test module that asks for one."""
+"""Fixtures for the game server tests: a real server process per test module that asks for one, and five
+device ends on real ptys."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import pytest
 from gs_process import ServerProcess, write_config
+from gs_ptys import PtyDevice
 
 
 @pytest.fixture
@@ -24,3 +26,12 @@ def start_server(tmp_path: Path) -> Iterator[Callable[..., ServerProcess]]:
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture
+def table() -> Iterator[dict[str, PtyDevice]]:
+    """Five device ends on real ptys (bowl, shaker, reader, console, lamp), closed at teardown."""
+    devices = {name: PtyDevice(name.upper()) for name in ("bowl", "shaker", "reader", "console", "lamp")}
+    yield devices
+    for device in devices.values():
+        device.close()
