@@ -22,6 +22,7 @@ from harness.devices.lamp import LampDriver
 from harness.devices.translate import EventTranslator
 from harness.protocol.link import HEARTBEAT
 from harness.protocol.messages import Message, Source
+from harness.realtime import SelectEnvironment
 from harness.transports.base import Transport
 from simulator.events import Event
 from simulator.lamp import Lamp
@@ -48,6 +49,14 @@ class EmulatedTable:
         round_tags: True (default) to tag every device report with the server's id of the round the table
             was playing when the device saw it (docs/protocol.md §6, "Round tag"); False for a server that
             does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands).
+        event_times: True (default) to stamp every device report with ``at``, the device clock in ms when the
+            fact happened (docs/protocol.md §6, "Event time", revision 1.2); False for a server that does not
+            accept it (a 1.1 server NAKs it). The device clock is the environment's time since this table was
+            made, so in real time it needs a ``SelectEnvironment`` at factor 1 (sim seconds = wall seconds).
+
+    Raises:
+        ValueError: event times on a real-time environment whose factor is not 1 (the device clock would drift
+            against the wall clock the server measures arrivals with).
     """
 
     def __init__(
@@ -65,11 +74,19 @@ class EmulatedTable:
         keep_reports: bool = False,
         heartbeat: float = HEARTBEAT,
         round_tags: bool = True,
+        event_times: bool = True,
     ) -> None:
         self.env = env if env is not None else simpy.Environment()
+        if event_times and isinstance(self.env, SelectEnvironment) and self.env.factor != 1:
+            raise ValueError(
+                f"event_times: the device clock needs a real-time factor of 1 (got {self.env.factor:g}); "
+                "pass event_times=False to run slower or faster than the wall clock"
+            )
         self.lamp = Lamp(self.env) if server_lamp else None
         self.driver = LampDriver(self.lamp) if self.lamp is not None else None
         self.round_tags = round_tags
+        self.event_times = event_times
+        self.clock0 = float(self.env.now)  # the devices' power-up: their clocks count ms from here
         self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
         self.hub = DeviceHub(
             transports,
@@ -96,9 +113,10 @@ class EmulatedTable:
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
         tag = self._round_tag(event)
+        at = self.device_time(event.t) if self.event_times else None
         for src, message in reports:
             if src in self.hub.ports:
-                self.hub.send(src, message, self.env.now, tag)
+                self.hub.send(src, message, self.env.now, tag, at)
                 if self.reports is not None:
                     self.reports.append((self.env.now, src, message))
         if reports:
@@ -111,6 +129,11 @@ class EmulatedTable:
         if not self.round_tags or self.driver is None or not isinstance(number, int):
             return None
         return self.driver.wire_id(number)
+
+    def device_time(self, t: float) -> int:
+        """The devices' clock at environment time ``t``: whole ms since the table was made (docs/protocol.md §6,
+        "Event time"). Guarantees a non-negative int for any ``t`` not before the table was made."""
+        return max(0, round((t - self.clock0) * 1000))
 
     def _command(self, src: Source, message: Message, now: float) -> None:
         if src is Source.LAMP and self.driver is not None:

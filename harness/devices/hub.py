@@ -77,15 +77,16 @@ class DeviceHub:
         for port in self.ports.values():
             self._check_connection(port, now)
 
-    def send(self, src: Source, message: Message, now: float, round: str | None = None) -> None:
-        """Queue a device report, tagged with ``round`` when given (docs/protocol.md §6, "Round tag");
-        written at once when the line is free. A missing device is an error.
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        """Queue a device report, tagged with ``round`` and stamped with the event time ``at`` (the device's
+        clock, ms) when given (docs/protocol.md §6, "Round tag", "Event time"); both stay fixed on every
+        retransmission. Written at once when the line is free. A missing device is an error.
 
         Raises:
             KeyError: the hub has no such device.
         """
         port = self.ports[src]
-        port.link.send(message, now, round)
+        port.link.send(message, now, round, at)
         port.sent += 1
         self._flush(port, now)
 

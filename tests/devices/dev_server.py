@@ -55,6 +55,7 @@ class DevServer:
         }
         self.heard: list[tuple[float, Source, Message]] = []
         self.tags: list[str | None] = []  # the round tag of each frame in ``heard`` (docs/protocol.md §6)
+        self.ats: list[int | None] = []  # the event time (device ms) of each frame in ``heard`` (§6, 1.2)
         self.opens: list[float] = []  # when each OPEN was queued
         self.betting_ms = betting_ms
         self.tick = tick
@@ -84,6 +85,7 @@ class DevServer:
                     if isinstance(event, Received) and not isinstance(event.frame.message, Hello):
                         self.heard.append((now, src, event.frame.message))
                         self.tags.append(event.frame.round)
+                        self.ats.append(event.frame.at)
                         self._judge(event.frame.message)
                 link.poll(now)
                 out = link.take_output()
