@@ -6,9 +6,12 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import serial
+import simpy
 
 from harness.devices.emulated import EmulatedTable
 from harness.protocol.link import Link, Received
@@ -36,7 +39,7 @@ def test_bridge_wakes_on_a_readable_fd_instead_of_sleeping_to_the_next_event() -
     env.on_ready = lambda ready: seen.append((env.now, os.read(r, 64)))
     order: list[str] = []
 
-    def late() -> object:
+    def late() -> Generator[simpy.Event, Any, None]:
         yield env.timeout(1.0)
         order.append("event")
 
