@@ -29,6 +29,7 @@ from gameserver.model import (
 )
 
 _RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
+_SHAKER_REPORTS = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
 
 
 class RoundEngine:
@@ -54,6 +55,7 @@ class RoundEngine:
         self.last_settled: RoundRecord | None = snap.last_settled
         self._next_open_at = self._last_at
         self._outbox: list[Event] = []
+        self._shaker_timed = False  # the last shaker report carried device time (protocol 1.2)
 
     # ---------------------------------------------------------------- plumbing
     def now(self) -> float:
@@ -174,9 +176,14 @@ class RoundEngine:
             r.phase = Phase.CLOSED
             r.awaiting_since = r.closes_at
             self._emit(EventKind.BETTING_CLOSED, r.round_id, bets=len(r.bets))
-            if not r.ever_shaken:
+            if not r.ever_shaken and self._shaker_timed and self.config.reorder_grace_s > 0:
+                r.shake_due = r.closes_at + self.config.reorder_grace_s  # a START dated before the close may be late
+            elif not r.ever_shaken:
                 self._end(r, Phase.VOID, "SH-4a", "no shake started before betting closed")
                 return
+        if r.shake_due is not None and now >= r.shake_due:
+            self._end(r, Phase.VOID, "SH-4a", "no shake started before betting closed")
+            return
         waited = now - r.awaiting_since if r.awaiting_since is not None else 0.0
         if r.phase is Phase.CLOSED and waited >= self.config.result_timeout_s:
             self._pause(r, "no_result")
@@ -188,6 +195,8 @@ class RoundEngine:
         self.tick()
         r = self.active
         kind = report.kind
+        if kind in _SHAKER_REPORTS:
+            self._shaker_timed = report.happened_at is not None
         if r is None or (report.round_tag is not None and report.round_tag != str(r.round_id)):
             self._ignored(r, report, "no_round" if r is None else "other_round")
         elif r.paused_reason is not None and kind is ReportKind.RESOLVED:
@@ -213,6 +222,11 @@ class RoundEngine:
             self._hold(r, report, wait)
             return
         kind = report.kind
+        if kind is ReportKind.SHAKE_START and r.shake_due is not None:
+            r.shake_due = None
+            if report.happened_at is None or report.happened_at >= r.closes_at:
+                self._end(r, Phase.VOID, "SH-4a", "no shake started before betting closed (device time)")
+                return
         if kind is ReportKind.PROBLEM:
             self._pause(r, f"device_problem: {report.device} {report.detail}".strip())
         elif kind is ReportKind.SHAKE_START and not r.lifted:

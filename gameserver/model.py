@@ -150,6 +150,7 @@ class RoundRecord:
     closes_at: float
     phase: Phase = Phase.BETTING
     ever_shaken: bool = False  # a SHAKER START since OPEN (SH-4a is judged on this at close)
+    shake_due: float | None = None  # closed unshaken: until then, a late SHAKER START dated before the close counts
     shaking: bool = False  # START seen, END not yet
     shaken: bool = False  # a complete shake since OPEN or the last re-shake
     lifted: bool = False

@@ -151,3 +151,60 @@ def test_an_untimed_lift_during_a_shake_keeps_todays_hold_and_expiry() -> None:
     assert t.last(K.REPORT_HELD).data["why"] == "awaiting_shake_end"
     t.advance(0.6)
     assert t.last(K.ROUND_VOIDED).data["clause"] == "SH-4a"
+
+
+# ------------------------------------------------------------------ stretch: a late SHAKER START (SH-4a)
+def timed_shaker_line(t: Table) -> None:
+    """A shaker report with device time in an earlier round teaches the engine that the shaker line is timed."""
+    t.engine.report(TableReport(R.SHAKE_END, "test", happened_at=999.0))
+    t.flush()
+
+
+def test_at_the_close_a_timed_shaker_line_gets_the_grace_window_for_a_start_dated_before_it() -> None:
+    t = Table().open_round()
+    timed_shaker_line(t)
+    bet = t.bet("alice", "two_red", 1000)
+    t.send(R.BOWL_ON)
+    t.close_betting()  # no START has arrived: with a timed shaker line, not void yet
+    assert K.BETTING_CLOSED in t.kinds() and K.ROUND_VOIDED not in t.kinds()
+    t.advance(0.3)  # 1015.301, inside the 0.5 s window
+    send(t, R.SHAKE_START, happened_at=1014.0)  # the dealer did start shaking during betting
+    send(t, R.SHAKE_END, happened_at=1015.2)
+    t.advance(1.0)  # past the window: nothing more happens
+    assert K.ROUND_VOIDED not in t.kinds()
+    send(t, R.BOWL_OFF, happened_at=1016.0)
+    send(t, R.RESULT, faces="RRWW")
+    settled = t.last(K.ROUND_SETTLED)
+    assert [(b["bet_id"], b["result"], b["returned"]) for b in settled.data["bets"]] == [(bet, "win", 2500)]
+
+
+def test_a_start_dated_at_or_after_the_close_voids_sh4a_at_once() -> None:
+    t = Table().open_round()
+    timed_shaker_line(t)
+    t.close_betting()
+    t.advance(0.1)
+    send(t, R.SHAKE_START, happened_at=CLOSES_AT)
+    voided = t.last(K.ROUND_VOIDED)
+    assert (voided.data["clause"], voided.data["reason"]) == (
+        "SH-4a",
+        "no shake started before betting closed (device time)",
+    )
+
+
+def test_no_start_within_the_window_voids_sh4a_when_it_ends() -> None:
+    t = Table().open_round()
+    timed_shaker_line(t)
+    t.close_betting()  # 1015.001
+    t.advance(0.49)  # 1015.491: the window ends at 1015.5
+    assert K.ROUND_VOIDED not in t.kinds()
+    t.advance(0.01)
+    voided = t.last(K.ROUND_VOIDED)
+    assert (voided.data["clause"], voided.data["reason"]) == ("SH-4a", "no shake started before betting closed")
+
+
+def test_without_device_time_on_the_shaker_line_sh4a_is_judged_at_the_close_as_before() -> None:
+    t = Table().open_round()
+    t.send(R.SHAKE_END)  # an untimed shaker report: the line is untimed
+    t.close_betting()
+    assert t.last(K.ROUND_VOIDED).data["clause"] == "SH-4a"
+    assert t.kinds()[-2:] == [K.BETTING_CLOSED, K.ROUND_VOIDED]
