@@ -126,15 +126,17 @@ class DeviceGateway:
         clock: Callable[[], float] = time.monotonic,
         event_clock: Callable[[], float] | None = None,
     ) -> None:
-        """``clock`` times the links and the trace; ``event_clock`` is the engine's clock, in which reports'
-        ``happened_at`` are given (default: ``clock``)."""
+        """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
+        engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
+        learn in ``clock``'s time and each estimate is moved into ``event_clock``'s at its frame's arrival, so a
+        step of a wall-clock ``event_clock`` shifts no estimate by more than it shifts the engine itself."""
         self.ports = ports
         self._submit = submit
         self._silence_s = silence_s
         self._trace = trace
         self._trace_lock = threading.Lock()
         self._clock = clock
-        self._event_clock = event_clock or clock
+        self._event_clock = event_clock
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
         self.links: dict[str, ServerLink] = {}
         self._running = False
@@ -202,13 +204,16 @@ class DeviceGateway:
                 failing = True
                 time.sleep(0.5)
                 continue
-            now, arrival = self._clock(), self._event_clock()
+            now = self._clock()
+            shift = 0.0 if self._event_clock is None else self._event_clock() - now  # clock -> engine clock
             self._record(name, "rx", data)
             for item in decoder.feed(data):
                 if isinstance(item, DecodeError):
                     self._record(name, "error", item.raw, item.kind)
                 frame = link.receive(item, now)
-                report = None if frame is None else timed_report(name, frame, device_clock, arrival)
+                report = None if frame is None else timed_report(name, frame, device_clock, now)
+                if report is not None and report.happened_at is not None:
+                    report = replace(report, happened_at=report.happened_at + shift)
                 if report is not None:
                     self._submit(report)
             while not lamp.empty():
