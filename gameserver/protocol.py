@@ -79,7 +79,7 @@ TAGGABLE: frozenset[tuple[str, str]] = frozenset(
 _ROUND_TAG = ("round", _value)
 #: Revision 1.2's device time ``at=<ms>``: the device's monotonic clock (ms since its power-up) when the fact
 #: happened; a non-negative decimal integer without sign or leading zeros.
-_DEVICE_TIME = ("at", _integer)
+_DEVICE_TIME = ("at", lambda v: _integer(v) and _value(v))  # 1 to 32 digits, like every value (§2)
 
 
 def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> bool:

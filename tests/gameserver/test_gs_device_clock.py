@@ -68,6 +68,9 @@ def test_only_device_data_messages_carry_a_device_time() -> None:
     with pytest.raises(ValueError, match="do not match"):
         encode(1, "SRV", "CLOSE", (("round", "3"), ("at", "5")))
     assert frame("BOWL", "HELLO", (("id", "B1"), ("proto", "1"), ("fw", "1.0"))).device_time_ms is None
+    with pytest.raises(ValueError, match="do not match"):  # a value is at most 32 characters (§2)
+        encode(1, "BOWL", "ON", (("at", "1" * 33),))
+    assert frame("BOWL", "ON", (("at", "9" * 32),)).device_time_ms == int("9" * 32)
 
 
 # ------------------------------------------------------------------ the clock
