@@ -35,6 +35,10 @@ from simulator.profile import ProfileError, load_profile
 TRANSPORT_HELP = "pty (default), rfc2217:PORT or socket:PORT (five TCP ports from PORT)"
 
 
+#: Wire revisions the emulated devices can speak (docs/protocol.md): 1.1 added the round tag, 1.2 the event time.
+REVISIONS = ("1.0", "1.1", "1.2")
+
+
 def parse_transport(text: str) -> tuple[str, int]:
     """``pty`` -> ("pty", 0); ``rfc2217:7000`` -> ("rfc2217", 7000). Raises ArgumentTypeError naming the
     value."""
@@ -70,6 +74,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("server", "fixed"),
         default="server",
         help="server: a game server drives the lamp port (default); fixed: the table opens rounds itself",
+    )
+    p.add_argument(
+        "--revision",
+        choices=REVISIONS,
+        default=REVISIONS[-1],
+        help="wire revision the server speaks: 1.0 sends neither optional field, 1.1 adds the round tag, "
+        "1.2 (default) also the event time at= (docs/protocol.md §6)",
     )
     p.add_argument("--no-ack", action="store_true", help="do not wait for ACKs (nothing answers a terminal)")
     p.add_argument("--duration", type=positive_float, default=None, help="stop after this many seconds")
@@ -109,7 +120,14 @@ def run(args: argparse.Namespace) -> int:
     }
     env = SelectEnvironment()
     table = EmulatedTable(
-        profile, args.seed, wired, env=env, server_lamp=args.lamp == "server", require_ack=not args.no_ack
+        profile,
+        args.seed,
+        wired,
+        env=env,
+        server_lamp=args.lamp == "server",
+        require_ack=not args.no_ack,
+        round_tags=args.revision != "1.0",
+        event_times=args.revision == "1.2",
     )
     env.fds = table.hub.fds
     env.on_ready = table.wake

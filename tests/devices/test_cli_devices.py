@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import serial
 
 from harness.protocol.codec import FrameDecoder, FrameError
@@ -41,6 +42,35 @@ def test_devices_prints_paths_that_a_serial_reader_opens(tmp_path: Path) -> None
     records = read_trace((trace.with_suffix(".jsonl")).read_text().splitlines())
     assert {r.port for r in records} == {"BOWL", "SHAKER", "READER", "LAMP", "CONSOLE"}
     assert "READER   tx  $1 1 READER HELLO" in trace.with_suffix(".txt").read_text()
+
+
+@pytest.mark.parametrize(("revision", "has_at"), [("1.1", False), ("1.2", True)])
+def test_revision_chooses_whether_reports_carry_the_event_time(revision: str, has_at: bool) -> None:
+    # With the fixed lamp no server names the rounds, so no revision tags them; 1.2 still dates every report.
+    cmd = [*CLI, "--lamp", "fixed", "--no-ack", "--duration", "3", "--seed", "4", "--revision", revision]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        paths = dict(proc.stdout.readline().split()[:2] for _ in range(5))
+        raw = b""
+        with serial.Serial(paths["READER"], 115200, timeout=0.1) as port:
+            for _ in range(40):  # 4 s at most
+                raw += port.read(512)
+                if b" RESULT " in raw:
+                    break
+        result = next(line for line in raw.split(b"\n") if b" RESULT " in line)
+        assert (b" at=" in result) == has_at, result
+        assert b" round=" not in result
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=10)
+
+
+def test_an_unknown_revision_is_refused_naming_the_choices() -> None:
+    proc = subprocess.run([*CLI, "--revision", "2.0"], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2
+    assert "--revision" in proc.stderr and "'1.0', '1.1', '1.2'" in proc.stderr
 
 
 def test_bad_transport_is_one_line_and_exit_2() -> None:
