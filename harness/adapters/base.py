@@ -121,6 +121,11 @@ class GameServerAdapter(ABC):
     Construction takes the bench file's ``server.options`` mapping (plus ``url``/``command`` from the bench).
     """
 
+    #: True when :attr:`RoundEvent.at` is the bench's simulation time (a server running on the bench's own SimPy
+    #: environment). The oracle then knows when the server closed betting on the table's clock and judges an early
+    #: lift (SH-4b) against that close rather than against the lamp, which shows it late when its line is slow.
+    clock_is_sim_time: bool = False
+
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = dict(options)
 

@@ -53,6 +53,8 @@ class _Port:
 class InProcessAdapter(GameServerAdapter):
     """The reference round engine on the bench's SimPy environment (see the module docstring)."""
 
+    clock_is_sim_time = True  # the engine's clock is ``env.now``
+
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._engine: RoundEngine | None = None

@@ -320,6 +320,7 @@ class Rig:
             opening=dict(self.opening),
             sent=tuple(s for s in self.sent if s.reply.player_id in self.opening),
             supervisor_cancelled=tuple(self.cancelled),
+            server_clock_is_sim=self.adapter.clock_is_sim_time,
         )
 
     def verdict(self) -> Verdict:

@@ -15,13 +15,13 @@ row) or fails.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
 
-from harness.adapters.base import AdapterError
+from harness.adapters.base import AdapterError, RoundEvent
 from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
 from harness.faults.apply import Applier, Sessions
@@ -30,7 +30,7 @@ from harness.faults.fault_adapters import faultable_adapter_path
 from harness.faults.history import FinalRead, History, Op, history_hash
 from harness.faults.links import PlayerLinks
 from harness.faults.schedule import SERIAL_KINDS, Fault, Schedule, plan
-from harness.oracle.expect import ExpectedRound, expected_rounds
+from harness.oracle.expect import ExpectedRound, expected_by_round_id
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, ShakeStarted
 
@@ -193,7 +193,9 @@ class _Run:
             final = self._final_read()
         except (AdapterError, BenchTimeout) as exc:
             self.aborted = self.aborted or f"final read failed: {exc}"
-        report = check_all(self.history.ops, final, self._expected()) if final is not None else CheckReport(())
+        report = CheckReport(())
+        if final is not None:
+            report = check_all(self.history.ops, final, self._expected(final.events))
         ops = tuple(self.history.ops)
         return RunResult(
             seed=self.seed,
@@ -398,8 +400,8 @@ class _Run:
             opening={p: self.schedule.balance for p in pids},
         )
 
-    def _expected(self) -> dict[str, ExpectedRound]:
-        rounds = self.rig.driver.rounds
-        cancelled = [rounds[r] for r in self.rig.cancelled if r in rounds]
-        by_sim = expected_rounds(self.rig.truth, cancelled)
-        return {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
+    def _expected(self, events: Sequence[RoundEvent]) -> dict[str, ExpectedRound]:
+        adapter = self.rig.adapter
+        return expected_by_round_id(
+            self.rig.truth, self.rig.driver.rounds, self.rig.cancelled, events, adapter.clock_is_sim_time
+        )

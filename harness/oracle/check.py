@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.adapters.base import BetRecordRow, BetReply, RoundEvent
-from harness.oracle.expect import ExpectedRound, expected_bet, expected_rounds
+from harness.oracle.expect import ExpectedRound, expected_bet, expected_by_round_id
 from simulator.events import Event
 
 RESHAKE_CLAUSE = "SH-2/SH-3"
@@ -40,6 +40,7 @@ class Observation:
     opening: Mapping[str, int]
     sent: Sequence[SentBet] = ()
     supervisor_cancelled: Sequence[str] = ()  # server round ids the harness's supervisor cancelled
+    server_clock_is_sim: bool = False  # the server's event times are the bench's simulation time
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,9 +83,9 @@ class Verdict:
 def judge(obs: Observation) -> Verdict:
     """Compare everything the server reported with what RULES.md requires. Never raises on server data: any
     disagreement becomes a :class:`Difference`."""
-    cancelled = [obs.rounds[r] for r in obs.supervisor_cancelled if r in obs.rounds]
-    by_sim = expected_rounds(obs.truth, cancelled)
-    expected = {rid: by_sim[sim] for rid, sim in obs.rounds.items() if sim in by_sim}
+    expected = expected_by_round_id(
+        obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
+    )
     for event in obs.server_events:
         rid = event.round_id
         if rid in expected or not (event.kind == "opened" or event.ends_round):

@@ -9,12 +9,13 @@ never from the server's code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from harness.adapters.base import RoundEvent
 from harness.paytable import PAYTABLE, returned
 from simulator.bets import BetType
-from simulator.events import Event, Reshake, Revealed, RoundEnded, RoundStatus
+from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded, RoundStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +68,57 @@ def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[in
         if round_no not in out:
             out[round_no] = ExpectedRound(round_no, "cancelled", "ERR-3", "", reshakes.get(round_no, 0))
     return out
+
+
+def expected_by_round_id(
+    truth: Iterable[Event],
+    rounds: Mapping[str, int],
+    cancelled: Iterable[str] = (),
+    server_events: Iterable[RoundEvent] = (),
+    server_clock_is_sim: bool = False,
+) -> dict[str, ExpectedRound]:
+    """The expectation for each server round id in ``rounds`` (id → sim round number) whose round the table ended,
+    or the harness's supervisor cancelled (``cancelled``: server round ids). With ``server_clock_is_sim`` (the
+    server's event times are simulation time), an early lift is judged against the server's own close
+    (:func:`lifted_after_close`)."""
+    by_sim = expected_rounds(truth, [rounds[r] for r in cancelled if r in rounds])
+    expected = {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
+    if server_clock_is_sim:
+        closed_at: dict[str, float] = {}
+        for event in server_events:
+            if event.kind == "closed":
+                closed_at.setdefault(event.round_id, event.at)
+        for rid, exp in expected.items():
+            if rid in closed_at:
+                expected[rid] = lifted_after_close(exp, truth, closed_at[rid])
+    return expected
+
+
+def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: float) -> ExpectedRound:
+    """``exp`` judged against the server's close of betting at ``closed_at`` (simulation time).
+
+    SH-4b is a lift before the betting period ends, and the server ends it. The table judges "early" by its lamp,
+    which shows the close late when the lamp's line is slow; a lift the table called early that came at or after
+    the server's close revealed nothing while bets were taken. Such a round is what the lift showed: void SH-5 if
+    the bowl touched a token, otherwise settled on the revealed faces. A reveal with a standing token or an overlap
+    keeps the table's verdict: the table stopped there, and what a re-shake or a rearrangement would have shown is
+    not known. Any other ``exp`` is returned unchanged.
+    """
+    if exp.status != "void" or exp.clause != "SH-4b":
+        return exp
+    lift: BowlLifted | None = None
+    for event in truth:
+        if isinstance(event, BowlLifted) and event.round == exp.round and event.early:
+            lift = event
+        elif lift is not None and isinstance(event, Revealed) and event.round == exp.round and event.t == lift.t:
+            if lift.t < closed_at:
+                return exp
+            if lift.touched:
+                return ExpectedRound(exp.round, "void", "SH-5", "", exp.reshakes)
+            if "S" in event.faces or event.overlap:
+                return exp
+            return ExpectedRound(exp.round, "settled", "GP-3", event.faces, exp.reshakes)
+    return exp
 
 
 def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> ExpectedBet:

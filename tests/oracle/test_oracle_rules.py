@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from harness.adapters.base import BetRecordRow, RoundEvent
 from harness.oracle import Observation, expected_bet, expected_rounds, judge
 from harness.oracle.expect import ExpectedRound
-from simulator.events import Reshake, ReshakeReason, Revealed, RoundEnded, RoundStatus
+from simulator.events import BowlLifted, Reshake, ReshakeReason, Revealed, RoundEnded, RoundStatus
 
 # Typed from RULES.md (PAY-1..PAY-10): odds and the red counts that win; Big/Small push on two reds.
 HAND_ODDS = {
@@ -154,3 +155,46 @@ def test_a_round_the_server_settles_without_ever_reporting_it_open_is_judged_as_
         "round 77 [NET-1]: round status: expected void or cancelled, server settled on RRRR",
     ]
     assert verdict.rounds_checked == 2
+
+
+def _late_lamp(touched: bool = False, faces: str = "RWRR", server_end: RoundEvent | None = None) -> Observation:
+    """Seed 211 of the heavy fault campaign, by hand: the server closed betting at 4.070 s; its lamp, on a slow line,
+    still showed betting open when the dealer lifted at 4.161 s, so the table voided the round SH-4b."""
+    truth = [
+        BowlLifted(4.161, 1, True, touched, 2 if touched else None),
+        Revealed(4.161, 1, faces, False),
+        RoundEnded(4.161, 1, RoundStatus.VOID, "SH-4b", None, None, 0),
+    ]
+    end = server_end or RoundEvent("1", "settled", 4.4, faces=faces)
+    return Observation(
+        truth=truth,
+        rounds={"1": 1},
+        server_events=[RoundEvent("1", "opened", 3.07), RoundEvent("1", "closed", 4.07), end],
+        records={},
+        balances={},
+        opening={},
+        server_clock_is_sim=True,
+    )
+
+
+def test_a_lift_after_the_servers_close_is_not_early_even_if_the_late_lamp_still_showed_betting_open() -> None:
+    assert judge(_late_lamp()).passed
+    # The same round from a server whose clock the bench cannot map: the lamp is all the table knows.
+    unmapped = replace(_late_lamp(), server_clock_is_sim=False)
+    assert [str(d) for d in judge(unmapped).differences] == [
+        "round 1 [SH-4b]: round status: expected void (SH-4b), server settled on RWRR"
+    ]
+
+
+def test_a_server_that_voids_such_a_lift_as_early_is_told_it_closed_before_the_lift() -> None:
+    voided = _late_lamp(server_end=RoundEvent("1", "void", 4.2, clause="SH-4b"))
+    assert [str(d) for d in judge(voided).differences] == [
+        "round 1 [GP-3]: round status: expected settled on RWRR, server void (SH-4b)"
+    ]
+
+
+def test_after_the_servers_close_a_touched_lift_is_sh5_and_a_standing_token_keeps_the_tables_verdict() -> None:
+    touched = _late_lamp(touched=True, server_end=RoundEvent("1", "void", 4.2, clause="SH-5"))
+    assert judge(touched).passed
+    standing = _late_lamp(faces="RSWR", server_end=RoundEvent("1", "void", 4.2, clause="SH-4b"))
+    assert judge(standing).passed
