@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
+from gameserver.device_clock import DeviceClock
 from gameserver.engine import RoundEngine
 from gameserver.link import ServerLink
 from gameserver.protocol import Decoder
@@ -141,6 +142,7 @@ class FaultableInProcessAdapter(InProcessAdapter):
         for port in self._ports:
             port.link = ServerLink(port.name, now, self._heartbeat_s)
             port.decoder = Decoder()
+            port.clock = DeviceClock()  # a restarted server has learnt no line's clock offset yet
         self._up = True
         self._flush()
         env.process(self._serve())
