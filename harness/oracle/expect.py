@@ -9,7 +9,7 @@ never from the server's code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.adapters.base import RoundEvent
@@ -71,16 +71,16 @@ def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[in
 
 
 def expected_by_round_id(
-    truth: Iterable[Event],
+    truth: Sequence[Event],
     rounds: Mapping[str, int],
     cancelled: Iterable[str] = (),
     server_events: Iterable[RoundEvent] = (),
     server_clock_is_sim: bool = False,
 ) -> dict[str, ExpectedRound]:
     """The expectation for each server round id in ``rounds`` (id → sim round number) whose round the table ended,
-    or the harness's supervisor cancelled (``cancelled``: server round ids). With ``server_clock_is_sim`` (the
-    server's event times are simulation time), an early lift is judged against the server's own close
-    (:func:`lifted_after_close`)."""
+    or the harness's supervisor cancelled (``cancelled``: server round ids). ``truth`` is read more than once.
+    With ``server_clock_is_sim`` (the server's event times are simulation time), an early lift is judged against
+    the server's own close (:func:`lifted_after_close`)."""
     by_sim = expected_rounds(truth, [rounds[r] for r in cancelled if r in rounds])
     expected = {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
     if server_clock_is_sim:
