@@ -3,11 +3,11 @@
     .venv/bin/python benchmarks/bench_simulator_floor.py [--rounds N] [--bets K] [--repeat R]
 
 The skeleton has what the real model cannot do without: the same three processes (lamp controller, dealer, crowd),
-the same lamp events, one timeout per dealer step and per bet (a callback, as in the model), and the same frozen
-ground-truth objects (nine per round plus one per bet). It has none of the model's logic: no random draws, no
-incidents, no round books, no seats joining or leaving, no links. Its cost against a bare SimPy loop with the same
-number of events is the lowest ratio any model of this shape can reach in this interpreter; whatever the real model
-costs above it is its logic. Timings are measured in the same run, best of R.
+the same lamp events, one timeout per dealer step and per bet (a callback, as in the model), and the same
+ground-truth records (nine per round plus one per bet, as ``simulator.eventlog`` keeps them). It has none of the
+model's logic: no random draws, no incidents, no round books, no seats joining or leaving, no links. Its cost
+against a bare SimPy loop with the same number of events is the lowest ratio any model of this shape can reach in
+this interpreter; whatever the real model costs above it is its logic. Timings are measured in the same run, best of R.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import simpy
 from bench_simulator import bare_run  # the same limit as bench_simulator (this folder is on sys.path)
 
 from simulator.bets import BetType
+from simulator.eventlog import Record
 from simulator.events import (
     BetSent,
     BettingClosed,
     BowlLifted,
     BowlPlaced,
-    Event,
     Revealed,
     RoundEnded,
     RoundOpened,
@@ -44,7 +44,7 @@ Proc = Generator[Any, Any, Any]
 class _Skeleton:
     def __init__(self, rounds: int, bets: int) -> None:
         self.env = env = simpy.Environment()
-        self.log: list[Event] = []
+        self.log: list[Record] = []
         self.opened: simpy.Event = env.event()
         self.changed: simpy.Event = env.event()
         self.cleared: simpy.Event = env.event()
@@ -67,10 +67,10 @@ class _Skeleton:
         for r in range(1, self.rounds + 1):
             self.cleared = env.event()
             self.lamp(LampState.BETTING_OPEN, r, opened=True)
-            emit(RoundOpened(env.now, r, env.now + 15.0))
+            emit((RoundOpened, env.now, r, env.now + 15.0))
             yield env.timeout(15.0)
             self.lamp(LampState.BETTING_CLOSED, r)
-            emit(BettingClosed(env.now, r))
+            emit((BettingClosed, env.now, r))
             yield self.cleared
             self.lamp(LampState.OFF, r)
             yield env.timeout(4.0)
@@ -80,18 +80,18 @@ class _Skeleton:
         while True:
             signal = yield self.opened
             r = signal.round
-            emit(TokensPlaced(env.now, r))
+            emit((TokensPlaced, env.now, r))
             yield env.timeout(2.0)
-            emit(BowlPlaced(env.now, r))
-            emit(ShakeStarted(env.now, r, 1))
+            emit((BowlPlaced, env.now, r))
+            emit((ShakeStarted, env.now, r, 1))
             yield env.timeout(4.0)
-            emit(ShakeEnded(env.now, r, 1))
+            emit((ShakeEnded, env.now, r, 1))
             yield self.changed  # betting closed
             yield env.timeout(0.8)
             yield env.timeout(1.0)
-            emit(BowlLifted(env.now, r, False, False, None))
-            emit(Revealed(env.now, r, "RRWW", False))
-            emit(RoundEnded(env.now, r, RoundStatus.SETTLED, None, "RRWW", 2, 0))
+            emit((BowlLifted, env.now, r, False, False, None))
+            emit((Revealed, env.now, r, "RRWW", False))
+            emit((RoundEnded, env.now, r, RoundStatus.SETTLED, None, "RRWW", 2, 0))
             self.cleared.succeed()
 
     def crowd(self) -> Proc:
@@ -106,7 +106,7 @@ class _Skeleton:
     def deliver(self, due: simpy.Event) -> None:
         at, round_no, k = due.value  # type: ignore[misc]
         player = "p01.1"
-        self.log.append(BetSent(at, round_no, player, f"{player}-{k}", BetType.BIG, 100, at + 0.06))
+        self.log.append((BetSent, at, round_no, player, f"{player}-{k}", BetType.BIG, 100, at + 0.06))
 
     def run(self) -> tuple[float, int]:
         """Seconds and SimPy events for the whole run (GC paused, as the model runs)."""

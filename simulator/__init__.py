@@ -5,7 +5,8 @@ Pure: no sockets, no serial, no wall clock. Everything it knows is emitted as gr
 """
 
 from simulator.bets import BET_TYPES, BetType
-from simulator.events import Event, EventLog, RoundEnded, RoundStatus, read_jsonl
+from simulator.eventlog import EventLog, Record, read_jsonl
+from simulator.events import Event, RoundEnded, RoundStatus
 from simulator.lamp import Lamp, LampSignal, LampState
 from simulator.profile import Profile, ProfileError, available_profiles, load_profile
 from simulator.script import Script, ScriptError
@@ -21,6 +22,7 @@ __all__ = [
     "LampState",
     "Profile",
     "ProfileError",
+    "Record",
     "RoundEnded",
     "RoundStatus",
     "Script",

@@ -73,13 +73,13 @@ class Dealer:
     def _round(self, book: RoundBook) -> Proc:
         table, env, emit = self.table, self.table.env, self.table.emit
         r = book.round
-        emit(TokensPlaced(env.now, r))
+        emit((TokensPlaced, env.now, r))
         yield env.timeout(self.place())
-        emit(BowlPlaced(env.now, r))
+        emit((BowlPlaced, env.now, r))
         if book.ended:
             return
         if book.plan.forget_shake:
-            emit(ShakeSkipped(env.now, r))
+            emit((ShakeSkipped, env.now, r))
             facts = table.incidents.shake(r, 1)
             faces = facts.faces.replace("S", "W")  # tokens laid by hand lie flat
             overlap = False
@@ -110,8 +110,8 @@ class Dealer:
             lifted = table.incidents.lift(r, lift_no)
             # SH-4b is about the outcome being revealed early: judged when the bowl is off, not when the lift began.
             early = lifting_early and lamp.signal.state is not LampState.BETTING_CLOSED
-            emit(BowlLifted(env.now, r, early, lifted.touched, lifted.token))
-            emit(Revealed(env.now, r, faces, overlap))
+            emit((BowlLifted, env.now, r, early, lifted.touched, lifted.token))
+            emit((Revealed, env.now, r, faces, overlap))
             if book.ended:
                 return
             if book.plan.forget_shake:
@@ -129,16 +129,16 @@ class Dealer:
                 yield from self._over_cap(book)
                 return
             book.reshakes += 1
-            emit(Reshake(env.now, r, ReshakeReason.STANDING, book.reshakes))
+            emit((Reshake, env.now, r, ReshakeReason.STANDING, book.reshakes))
             yield env.timeout(self.place())
-            emit(BowlPlaced(env.now, r))
+            emit((BowlPlaced, env.now, r))
             shaken = yield from self._shake(book)
             if shaken is None:
                 return
             faces, overlap = shaken.faces, shaken.overlap
         if overlap:
             yield env.timeout(self.rearrange())
-            emit(Rearranged(env.now, r, faces))
+            emit((Rearranged, env.now, r, faces))
         if not book.ended:
             table.end_round(book, RoundStatus.SETTLED, None, faces)
 
@@ -161,26 +161,26 @@ class Dealer:
         while True:
             book.shakes += 1
             facts: ShakeFacts = table.incidents.shake(r, book.shakes)
-            emit(ShakeStarted(env.now, r, book.shakes))
+            emit((ShakeStarted, env.now, r, book.shakes))
             duration = self.shake_time()
             if facts.drop is None:
                 yield env.timeout(duration)
-                emit(ShakeEnded(env.now, r, book.shakes))
+                emit((ShakeEnded, env.now, r, book.shakes))
                 return None if book.ended else facts
             yield env.timeout(duration * facts.drop_at)
-            emit(Dropped(env.now, r, book.shakes, facts.drop, facts.drop_token))
+            emit((Dropped, env.now, r, book.shakes, facts.drop, facts.drop_token))
             if book.ended:
                 return None
             if book.reshakes >= self.cap:
                 yield from self._over_cap(book)
                 return None
             yield env.timeout(self.reassemble())
-            emit(Reassembled(env.now, r))
+            emit((Reassembled, env.now, r))
             if book.ended:
                 return None
             book.reshakes += 1
-            emit(Reshake(env.now, r, ReshakeReason.DROP, book.reshakes))
-            emit(BowlPlaced(env.now, r))
+            emit((Reshake, env.now, r, ReshakeReason.DROP, book.reshakes))
+            emit((BowlPlaced, env.now, r))
             if book.ended:
                 return None
 

@@ -1,7 +1,8 @@
 """Ground truth: every physical fact of the table as a typed, frozen event.
 
 Each event carries ``t``, the simulation time in seconds at which it happened. Events are appended to an
-:class:`EventLog` in the order they happen; that order is the order of ``t`` (ties keep emission order).
+:class:`simulator.eventlog.EventLog` in the order they happen; that order is the order of ``t`` (ties keep emission
+order).
 
 Faces are written as four characters, token 0 first: ``R`` red, ``W`` white, ``S`` standing on its edge.
 Rule clauses (RULES.md) are named where an event is the physical side of one.
@@ -9,11 +10,10 @@ Rule clauses (RULES.md) are named where an event is the physical side of one.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from enum import StrEnum
-from typing import IO, Any, ClassVar
+from typing import Any, ClassVar
 
 from simulator.bets import BetType
 from simulator.fastinit import install_fast_init
@@ -54,22 +54,33 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping: ``kind`` first, then the fields in declaration order (time in µs precision)."""
-        out: dict[str, Any] = {"kind": self.kind}
-        for name in _field_names(type(self)):
-            value = getattr(self, name)
-            out[name] = round(value, 6) if name in _TIME_FIELDS else value
-        return out
+        cls = type(self)
+        return record_dict(cls, [getattr(self, name) for name in field_names(cls)])
 
 
 _TIME_FIELDS = frozenset({"t", "deadline", "arrives"})
-_NAMES: dict[type[Event], tuple[str, ...]] = {}
+_NAMES: dict[type[Event], tuple[tuple[str, bool], ...]] = {}
 
 
-def _field_names(cls: type[Event]) -> tuple[str, ...]:
+def field_names(cls: type[Event]) -> tuple[str, ...]:
+    """The fields of event class ``cls`` in declaration order (``t`` first): its constructor's parameters."""
+    return tuple(name for name, _ in _names(cls))
+
+
+def _names(cls: type[Event]) -> tuple[tuple[str, bool], ...]:
     names = _NAMES.get(cls)
     if names is None:
-        names = _NAMES[cls] = tuple(f.name for f in fields(cls))
+        names = _NAMES[cls] = tuple((f.name, f.name in _TIME_FIELDS) for f in fields(cls))
     return names
+
+
+def record_dict(cls: type[Event], values: Sequence[Any]) -> dict[str, Any]:
+    """:meth:`Event.to_dict` of the event of class ``cls`` with these field values (in declaration order):
+    ``kind`` first, then each field, times rounded to the microsecond."""
+    out: dict[str, Any] = {"kind": cls.kind}
+    for (name, is_time), value in zip(_names(cls), values, strict=True):
+        out[name] = round(value, 6) if is_time else value
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,7 +324,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     cls = EVENT_BY_KIND.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(sorted(EVENT_BY_KIND))}")
-    names = _field_names(cls)
+    names = field_names(cls)
     extra = set(data) - set(names) - {"kind", "seq"}
     missing = [n for n in names if n not in data]
     if extra or missing:
@@ -327,52 +338,3 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = _ENUM_FIELDS[name](value)
         values[name] = value
     return cls(**values)
-
-
-class EventLog:
-    """An append-only list of events in the order they happened."""
-
-    __slots__ = ("events",)
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-    def __iter__(self) -> Iterator[Event]:
-        return iter(self.events)
-
-    def of(self, cls: type[Event]) -> list[Event]:
-        """The events of exactly this type, in order."""
-        return [e for e in self.events if type(e) is cls]
-
-    def write_jsonl(self, out: IO[str]) -> None:
-        """Write one JSON object per line, with ``seq`` (0-based position) first. Same log → same bytes."""
-        for line in iter_jsonl(self.events):
-            out.write(line)
-            out.write("\n")
-
-
-def iter_jsonl(events: Iterable[Event]) -> Iterator[str]:
-    """Encode events as JSON Lines (without newlines), numbering them with ``seq`` from 0."""
-    dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
-    for seq, event in enumerate(events):
-        yield dumps({"seq": seq, **event.to_dict()})
-
-
-def read_jsonl(lines: Iterable[str]) -> list[Event]:
-    """Parse JSON Lines written by :meth:`EventLog.write_jsonl`. Blank lines are skipped.
-
-    Raises:
-        ValueError: a line that is not JSON or not a known event, naming the line number.
-    """
-    out: list[Event] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append(event_from_dict(json.loads(line)))
-        except (ValueError, TypeError) as exc:
-            raise ValueError(f"line {number}: {exc}") from exc
-    return out

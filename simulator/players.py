@@ -84,7 +84,7 @@ class Crowd:
                     seat.visits += 1
                     seat.bets = 0
                     seat.player = f"p{seat.index + 1:02d}.{seat.visits}"
-                    emit(PlayerJoined(now, seat.player, seat.index))
+                    emit((PlayerJoined, now, seat.player, seat.index))
                 elif seat.free_at < 0.0:
                     continue  # leaving once its last round's bets are sent
                 delay = 0.0
@@ -110,12 +110,12 @@ class Crowd:
         if player is None:
             return
         if choice is None:
-            self._emit(PlayerLeft(at, player, seat.index))
+            self._emit((PlayerLeft, at, player, seat.index))
             seat.player = None
             seat.free_at = at + self.settings.arrival_gap.sample(seat.arrivals)
         elif seat.link_up:
             seat.bets = n = seat.bets + 1
-            self._emit(BetSent(at, round_no, player, f"{player}-{n}", choice[0], choice[1], arrives))
+            self._emit((BetSent, at, round_no, player, f"{player}-{n}", choice[0], choice[1], arrives))
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""
@@ -125,8 +125,8 @@ class Crowd:
             yield env.timeout(net.up.sample(s))
             seat.link_up = False
             if seat.player is not None:
-                emit(LinkDown(env.now, seat.player))
+                emit((LinkDown, env.now, seat.player))
             yield env.timeout(net.down.sample(s))
             seat.link_up = True
             if seat.player is not None:
-                emit(LinkUp(env.now, seat.player))
+                emit((LinkUp, env.now, seat.player))

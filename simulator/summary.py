@@ -1,15 +1,18 @@
 """Summaries of a run's ground truth: outcome distribution, incidents and round durations.
 
-Pure functions of an event sequence, so the same log always gives the same summary.
+Pure functions of an event sequence (or of an :class:`~simulator.eventlog.EventLog`, read from its records), so
+the same log always gives the same summary.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from simulator.eventlog import EventLog
 from simulator.events import (
     BetSent,
     BowlLifted,
@@ -97,23 +100,34 @@ def percentiles(values: list[float], points: tuple[int, ...] = (50, 90, 99)) -> 
     return out
 
 
-def summarize(events: Iterable[Event]) -> Summary:
+#: The kinds whose fields the summary reads; every other kind is only counted (from an :class:`EventLog`, without
+#: building its typed events).
+_DETAILED = (RoundOpened, RoundEnded, Revealed, Dropped, BowlLifted, Paused)
+
+
+def summarize(events: Iterable[Event] | EventLog) -> Summary:
     """Summarise a run from its events (any order of whole rounds; rounds not ended are ignored)."""
+    if isinstance(events, EventLog):
+        kinds, detailed = events.counts(), events.of(*_DETAILED)
+    else:
+        listed = list(events)
+        kinds = Counter(type(e) for e in listed)
+        detailed = [e for e in listed if isinstance(e, _DETAILED)]
     hist = [0, 0, 0, 0, 0]
     counts = dict.fromkeys(INCIDENT_KEYS, 0)
+    counts["bets_sent"] = kinds[BetSent]
+    counts["reshakes"] = kinds[Reshake]
+    counts["forgotten_shakes"] = kinds[ShakeSkipped]
+    counts["resumed"] = kinds[Resumed]
+    counts["disconnects"] = kinds[LinkDown]
     opened: dict[int, float] = {}
     durations: list[float] = []
     rounds = 0
     voided = 0
-    for e in events:
-        cls = type(e)
-        if cls is BetSent:
-            counts["bets_sent"] += 1
-        elif cls is RoundOpened:
-            assert isinstance(e, RoundOpened)
+    for e in detailed:
+        if isinstance(e, RoundOpened):
             opened.setdefault(e.round, e.t)
-        elif cls is RoundEnded:
-            assert isinstance(e, RoundEnded)
+        elif isinstance(e, RoundEnded):
             rounds += 1
             if e.status is RoundStatus.SETTLED and e.reds is not None:
                 hist[e.reds] += 1
@@ -122,30 +136,17 @@ def summarize(events: Iterable[Event]) -> Summary:
                 counts["voided_rounds" if e.status is RoundStatus.VOID else "cancelled_rounds"] += 1
             if e.round in opened:
                 durations.append(e.t - opened.pop(e.round))
-        elif cls is Revealed:
-            assert isinstance(e, Revealed)
+        elif isinstance(e, Revealed):
             counts["overlaps"] += e.overlap
             counts["standing_tokens"] += "S" in e.faces
-        elif cls is Dropped:
-            assert isinstance(e, Dropped)
+        elif isinstance(e, Dropped):
             counts[f"drops_{e.item.value}"] += 1
-        elif cls is Reshake:
-            assert isinstance(e, Reshake)
-            counts["reshakes"] += 1
-        elif cls is BowlLifted:
-            assert isinstance(e, BowlLifted)
+        elif isinstance(e, BowlLifted):
             counts["touches"] += e.touched
             counts["early_lifts"] += e.early
-        elif cls is ShakeSkipped:
-            counts["forgotten_shakes"] += 1
-        elif cls is Paused:
-            assert isinstance(e, Paused)
+        elif isinstance(e, Paused):
             counts["pauses"] += 1
             counts["reshake_cap_exceeded"] += e.reason is PauseReason.RESHAKE_CAP
-        elif cls is Resumed:
-            counts["resumed"] += 1
-        elif cls is LinkDown:
-            counts["disconnects"] += 1
     histogram = (hist[0], hist[1], hist[2], hist[3], hist[4])
     stat, p = chi_square_fair(histogram)
     return Summary(rounds, histogram, voided, counts, stat, p, percentiles(durations))

@@ -8,24 +8,22 @@ Typical use::
 
 With ``lamp=`` a caller (a HIL bench) supplies a lamp that a game server drives and the table opens no round by
 itself; without it a :class:`FixedScheduleController` opens, closes and paces rounds. Pass ``env=`` to run on another
-SimPy environment (e.g. a real-time bridge); ``listeners`` are called with each event as it is emitted.
+SimPy environment (e.g. a real-time bridge); ``listeners`` are called with each typed event as it is emitted.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Generator, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import simpy
 
 from simulator.dealer import Dealer
+from simulator.eventlog import EventLog, Record
 from simulator.events import (
     BettingClosed,
     Event,
-    EventLog,
     Paused,
     PauseReason,
     Resumed,
@@ -33,6 +31,7 @@ from simulator.events import (
     RoundOpened,
     RoundStatus,
 )
+from simulator.gcpause import gc_paused
 from simulator.incidents import IncidentSource, Problem, RandomIncidents, RoundPlan
 from simulator.lamp import Lamp, LampState
 from simulator.players import Crowd
@@ -41,6 +40,7 @@ from simulator.rng import RoundStream, Streams, Subsystem
 from simulator.script import Script, ScriptedIncidents
 
 Listener = Callable[[Event], None]
+Emit = Callable[[Record], None]
 Proc = Generator[Any, Any, Any]
 
 
@@ -83,7 +83,9 @@ class Table:
         self.streams = Streams(seed)
         self.log = EventLog()
         self._listeners = tuple(listeners)
-        self.emit: Listener = self._emit_notify if self._listeners else self.log.events.append
+        # Every fact is emitted as a record, ``emit((EventClass, t, field, ...))`` (see simulator.eventlog); with
+        # listeners each is built into its typed event at once and handed to them.
+        self.emit: Emit = self._emit_notify if self._listeners else self.log.records.append
         base = incidents if incidents is not None else RandomIncidents(profile, self.streams)
         self.incidents: IncidentSource = ScriptedIncidents(base, script) if script and script.steps else base
         self.external_lamp = lamp is not None
@@ -102,8 +104,8 @@ class Table:
         if self.external_lamp:
             self.env.process(self._watch_lamp())
 
-    def _emit_notify(self, event: Event) -> None:
-        self.log.events.append(event)
+    def _emit_notify(self, record: Record) -> None:
+        event = self.log.add(record)
         for listener in self._listeners:
             listener(event)
 
@@ -127,7 +129,7 @@ class Table:
         if book.resumed is not None and not book.resumed.triggered:
             book.resumed.succeed()
         reds = faces.count("R") if faces is not None else None
-        self.emit(RoundEnded(self.env.now, book.round, status, clause, faces, reds, book.reshakes))
+        self.emit((RoundEnded, self.env.now, book.round, status, clause, faces, reds, book.reshakes))
         if not self.external_lamp and status is not RoundStatus.SETTLED:
             self.lamp.set(LampState.VOID, book.round)  # the standalone lamp tells the dealer to clear the table
         self.rounds_ended += 1
@@ -137,7 +139,7 @@ class Table:
     def pause(self, book: RoundBook, reason: PauseReason) -> None:
         """ERR-1: the table stops; with the fixed lamp, the lamp shows PAUSED. Pauses nest: a second problem
         during a pause extends it, and the table resumes only when every problem is resolved."""
-        self.emit(Paused(self.env.now, book.round, reason))
+        self.emit((Paused, self.env.now, book.round, reason))
         book.pause_depth += 1
         if book.pause_depth == 1:
             book.paused_since = self.env.now
@@ -148,7 +150,7 @@ class Table:
     def resume(self, book: RoundBook) -> None:
         """ERR-2: a problem is resolved; when none is left, the betting deadline moves by the pause's length."""
         assert book.paused_since is not None and book.resumed is not None and book.pause_depth > 0
-        self.emit(Resumed(self.env.now, book.round))
+        self.emit((Resumed, self.env.now, book.round))
         book.pause_depth -= 1
         if book.pause_depth == 0:
             book.paused_total += self.env.now - book.paused_since
@@ -178,16 +180,16 @@ class Table:
         while True:
             signal = yield lamp.changed
             if signal.state is LampState.BETTING_OPEN and signal.deadline is not None:
-                self.emit(RoundOpened(self.env.now, signal.round, signal.deadline))
+                self.emit((RoundOpened, self.env.now, signal.round, signal.deadline))
             elif signal.state is LampState.BETTING_CLOSED:
-                self.emit(BettingClosed(self.env.now, signal.round))
+                self.emit((BettingClosed, self.env.now, signal.round))
 
     # --- running -----------------------------------------------------------------------------------------------
     def run(self, rounds: int, on_round: Callable[[int], None] | None = None) -> EventLog:
         """Run until ``rounds`` rounds have ended; returns the event log.
 
         ``on_round`` (e.g. a progress bar) is called with the number of rounds ended, every 1 % of the run.
-        The cyclic garbage collector is paused while the model runs (see :func:`_gc_paused`).
+        The cyclic garbage collector is paused while the model runs (see :func:`simulator.gcpause.gc_paused`).
 
         Raises:
             ValueError: ``rounds`` < 1.
@@ -197,7 +199,7 @@ class Table:
         self._target = rounds
         if self.controller is not None:
             self.controller.limit = rounds
-        with _gc_paused():
+        with gc_paused():
             if on_round is None:
                 self.env.run(until=self.finished)
                 return self.log
@@ -209,30 +211,6 @@ class Table:
                 on_round(self.rounds_ended)
                 mark += step
         return self.log
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for the duration, restoring its previous state after.
-
-    The event log keeps every event alive, so each collection re-scans a growing heap: measured, that halves the
-    model's speed. The model makes no reference cycles in steady state (``gc.collect()`` after 20,000 chaotic rounds
-    finds none), so nothing accumulates while paused; reference counting still frees everything else at once.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            if gc.get_freeze_count() == 0:
-                # Everything allocated while paused sits in the youngest generation, so the first collection after
-                # re-enabling would scan the whole event log at once (measured: 0.1 s after 20,000 rounds). Moving
-                # it straight to the oldest generation is where surviving objects end up anyway (freeze, then
-                # unfreeze, are list splices); skipped when someone else keeps objects frozen.
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 class FixedScheduleController:
@@ -252,7 +230,7 @@ class FixedScheduleController:
             round_no += 1
             deadline = env.now + settings.betting_period
             lamp.set(LampState.BETTING_OPEN, round_no, deadline)
-            emit(RoundOpened(env.now, round_no, deadline))
+            emit((RoundOpened, env.now, round_no, deadline))
             book = table.book_for(round_no)
             book.deadline = deadline
             accounted = 0.0
@@ -272,7 +250,7 @@ class FixedScheduleController:
                 lamp.set(LampState.BETTING_OPEN, round_no, deadline)
             if not book.ended:
                 lamp.set(LampState.BETTING_CLOSED, round_no)
-                emit(BettingClosed(env.now, round_no))
+                emit((BettingClosed, env.now, round_no))
             yield book.cleared  # the next round opens only when the dealer is free
             lamp.set(LampState.OFF, round_no)
             yield env.timeout(settings.round_gap)

@@ -11,6 +11,7 @@ Errors the user can fix (bad arguments, bad files) are raised as :class:`CliErro
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -67,5 +68,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def console() -> int:
+    """The ``xocdia-hil`` console script: :func:`main`, then a quick exit.
+
+    The process ends right after, so its last garbage collection is skipped (``gc.freeze``): a simulation keeps
+    millions of ground-truth events alive in reference cycles (the SimPy world), and collecting them only to hand
+    the memory back to the operating system took 3 s after 200,000 rounds. Files are still flushed and closed as
+    usual; only the cyclic collector's final pass is left out.
+    """
+    status = main()
+    gc.freeze()
+    return status
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(console())

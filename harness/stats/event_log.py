@@ -10,7 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from harness.stats.records import RecordError, RoundOutcome
-from simulator.events import Event, RoundEnded, read_jsonl
+from simulator.eventlog import read_jsonl
+from simulator.events import Event, RoundEnded
 
 
 def is_event_log(path: Path) -> bool:

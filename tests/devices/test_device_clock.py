@@ -19,6 +19,7 @@ from harness.transports.faults import FaultRates, FaultyTransport
 from harness.transports.memory import memory_pipe
 from simulator import events as ev
 from simulator import load_profile
+from simulator.eventlog import EventLog
 from simulator.script import Script
 
 SCRIPT = Script.from_data(
@@ -60,7 +61,7 @@ def run(bowl_faults: FaultRates | None = None, *, event_times: bool = True) -> t
     return table, server, b"".join(r.data for r in trace.records if r.dir == "tx")
 
 
-def _facts(log: ev.EventLog) -> dict[Source, list[tuple[object, int]]]:
+def _facts(log: EventLog) -> dict[Source, list[tuple[object, int]]]:
     """What each device must say and the clock reading for it, from the ground truth and the table in
     docs/devices.md ("What each device reports")."""
     out: dict[Source, list[tuple[object, int]]] = {Source.BOWL: [], Source.SHAKER: []}

@@ -10,13 +10,14 @@ import pytest
 from sim_helpers import run_table, shipped
 
 from simulator import read_jsonl
-from simulator.events import EVENT_BY_KIND, EventLog, RoundEnded, RoundStatus
+from simulator.eventlog import EventLog
+from simulator.events import EVENT_BY_KIND, RoundEnded, RoundStatus
 from simulator.profile import profile_from_mapping
 
 
 def chaotic_log(seed: int = 3, rounds: int = 120) -> EventLog:
     log = EventLog()
-    log.events.extend(run_table(profile_from_mapping(shipped("chaotic")), seed, rounds, players=10))
+    log.extend(run_table(profile_from_mapping(shipped("chaotic")), seed, rounds, players=10))
     return log
 
 
@@ -40,7 +41,7 @@ def test_jsonl_round_trip_gives_equal_events_at_microsecond_precision() -> None:
         assert parsed.to_dict() == original.to_dict()
     again = io.StringIO()
     rewritten = EventLog()
-    rewritten.events.extend(back)
+    rewritten.extend(back)
     rewritten.write_jsonl(again)
     assert again.getvalue() == text
 

@@ -11,18 +11,19 @@ from harness.stats.audit import audit_files
 from harness.stats.event_log import is_event_log, read_event_log
 from harness.stats.records import RecordError
 from harness.stats.settlement import draw_patterns, make_generator
-from simulator.events import EventLog, RoundEnded, RoundOpened, RoundStatus
+from simulator.eventlog import EventLog
+from simulator.events import RoundEnded, RoundOpened, RoundStatus
 
 
 def write_log(path: Path, patterns: list[int], void_every: int = 0) -> Path:
     log = EventLog()
     for i, pattern in enumerate(patterns):
-        log.events.append(RoundOpened(float(i), i, float(i) + 0.5))
+        log.append(RoundOpened(float(i), i, float(i) + 0.5))
         if void_every and i % void_every == void_every - 1:
-            log.events.append(RoundEnded(float(i) + 0.9, i, RoundStatus.VOID, "SH-5", None, None, 1))
+            log.append(RoundEnded(float(i) + 0.9, i, RoundStatus.VOID, "SH-5", None, None, 1))
         else:
             faces = faces_of(pattern)
-            log.events.append(RoundEnded(float(i) + 0.9, i, RoundStatus.SETTLED, None, faces, faces.count("R"), 0))
+            log.append(RoundEnded(float(i) + 0.9, i, RoundStatus.SETTLED, None, faces, faces.count("R"), 0))
     with path.open("w", encoding="utf-8") as fh:
         log.write_jsonl(fh)
     return path

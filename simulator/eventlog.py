@@ -1,0 +1,134 @@
+"""The event log: every ground-truth fact of a run, recorded compactly and read back as typed, frozen events.
+
+The model emits each fact as a *record*: a plain tuple ``(EventClass, t, field, ...)`` holding exactly the
+arguments of the class's constructor, in field order (``(BetSent, t, round, player, bet_id, bet, stake,
+arrives)``). Appending a record costs a fifth of building the frozen event (measured: 0.10 µs against 0.46 µs for
+a 7-field event, with ``fastinit``), and most facts of a long run are only ever counted or written out, never read
+one by one.
+
+Guarantees:
+
+- Reading the log (iteration, :attr:`EventLog.events`) gives the typed, frozen events of :mod:`simulator.events`,
+  in emission order. Each is built the first time anything reads it, once, and kept: the same log always yields the
+  same objects, and a record with the wrong fields raises ``TypeError`` naming its class at that first read.
+- :meth:`EventLog.write_jsonl` writes straight from the records, byte for byte what the events' ``to_dict`` gives.
+- :meth:`EventLog.counts` and :meth:`EventLog.of` let a reader that only counts most kinds
+  (:func:`simulator.summary.summarize`) build just the events it reads field by field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from operator import itemgetter
+from typing import IO, Any
+
+from simulator.events import Event, event_from_dict, field_names, record_dict
+from simulator.gcpause import gc_paused
+
+#: ``(EventClass, t, field, ...)``: the constructor arguments of one event, in field order.
+Record = tuple[Any, ...]
+
+
+def record_of(event: Event) -> Record:
+    """The record of a typed event: its class, then its field values in declaration order."""
+    return (type(event), *(getattr(event, name) for name in field_names(type(event))))
+
+
+def _build(record: Record) -> Event:
+    cls: type[Event] = record[0]
+    try:
+        return cls(*record[1:])
+    except TypeError as exc:
+        raise TypeError(f"bad {cls.__name__} record {record[1:]!r}: {exc}") from exc
+
+
+class EventLog:
+    """An append-only log of events in the order they happened (see the module docstring for its guarantees)."""
+
+    __slots__ = ("_events", "records")
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []  # the model appends here (``Table.emit``)
+        self._events: list[Event] = []  # typed events built so far: those of records[: len(_events)]
+
+    def append(self, event: Event) -> None:
+        """Append a typed event (as its record; the event itself is what later reads return)."""
+        if len(self._events) == len(self.records):
+            self._events.append(event)
+        self.records.append(record_of(event))
+
+    def extend(self, events: Iterable[Event]) -> None:
+        """Append typed events, in order."""
+        for event in events:
+            self.append(event)
+
+    def add(self, record: Record) -> Event:
+        """Append ``record`` and return its typed event, built now.
+
+        Raises:
+            TypeError: the record's fields do not fit its class (nothing is appended).
+        """
+        event = _build(record)
+        self.events  # noqa: B018 - bring the typed events up to date first
+        self.records.append(record)
+        self._events.append(event)
+        return event
+
+    @property
+    def events(self) -> list[Event]:
+        """Every event, typed, in order: built on first read and kept. The list is the log's own; do not modify it.
+
+        Raises:
+            TypeError: a record whose fields do not fit its class.
+        """
+        built = len(self._events)
+        if built < len(self.records):
+            with gc_paused():  # the events stay alive: collecting while building them would only re-scan the log
+                self._events.extend([_build(r) for r in islice(self.records, built, None)])
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def __iter__(self) -> Iterator[Event]:
+        return iter(self.events)
+
+    def of(self, *classes: type[Event]) -> list[Event]:
+        """The events of exactly these types, in order (building only those, if the log was not read before)."""
+        wanted = frozenset(classes)
+        if len(self._events) == len(self.records):
+            return [e for e in self._events if type(e) in wanted]
+        with gc_paused():
+            return [_build(r) for r in self.records if r[0] in wanted]
+
+    def counts(self) -> Counter[type[Event]]:
+        """How many events of each type the log holds (building none)."""
+        return Counter(map(itemgetter(0), self.records))
+
+    def write_jsonl(self, out: IO[str]) -> None:
+        """Write one JSON object per line, with ``seq`` (0-based position) first. Same log → same bytes."""
+        dumps = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+        write = out.write
+        for seq, record in enumerate(self.records):
+            write(dumps({"seq": seq, **record_dict(record[0], record[1:])}))
+            write("\n")
+
+
+def read_jsonl(lines: Iterable[str]) -> list[Event]:
+    """Parse JSON Lines written by :meth:`EventLog.write_jsonl`. Blank lines are skipped.
+
+    Raises:
+        ValueError: a line that is not JSON or not a known event, naming the line number.
+    """
+    out: list[Event] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(event_from_dict(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"line {number}: {exc}") from exc
+    return out
