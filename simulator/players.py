@@ -17,9 +17,10 @@ and schedules each bet as a SimPy timeout, whose callback sends it at its time.
 from __future__ import annotations
 
 from collections.abc import Generator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import simpy
+from simpy.events import NORMAL
 
 from simulator.events import BetSent, LinkDown, LinkUp, PlayerJoined, PlayerLeft
 from simulator.rng import Subsystem
@@ -48,9 +49,22 @@ class Seat:
         self.link_up = True
 
 
-# What a scheduled action carries: (its time, round, seat, (bet, stake) or None for leaving, when the bet reaches the
+# What a planned action carries: (its time, round, seat, (bet, stake) or None for leaving, when the bet reaches the
 # server).
 _Due = tuple[float, int, Seat, Choice | None, float]
+
+
+class _Planned(simpy.Event):
+    """A seat's planned action: an event triggered when it is planned and processed by SimPy at its time.
+
+    It is what ``env.timeout(delay, value)`` makes, without the Timeout's per-instance bookkeeping: the crowd builds
+    one per bet (ten a round) inline, exactly as :meth:`simpy.events.Event.succeed` triggers an event (``_ok`` and
+    ``_value`` set, then ``env.schedule``), but with a delay. Scheduled in the same order, at the same times, as the
+    timeouts it replaces (measured: 0.43 µs against 0.57 µs a bet).
+    """
+
+    _ok = True
+    _value: _Due
 
 
 class Crowd:
@@ -72,7 +86,7 @@ class Crowd:
         miss the next opening."""
         table, env, plans = self.table, self.table.env, self.plans
         lamp, emit, seats = table.lamp, table.emit, self.seats
-        timeout, deliver = env.timeout, self._deliver
+        schedule, deliver, new = env.schedule, self._deliver, object.__new__
         while True:
             signal = yield lamp.opened
             now, round_no = env.now, signal.round
@@ -92,20 +106,32 @@ class Crowd:
                     rows = seat.rows
                     first = rows.take(n)
                     thinks, choices, latencies = rows.thinks, rows.choices, rows.latencies
-                    # Timeouts due at the same time fire in the order they were scheduled: seat order, then each
-                    # seat's own order.
+                    # Actions due at the same time are processed in the order they were scheduled: seat order, then
+                    # each seat's own order.
                     for j in range(first, first + n):
                         delay += thinks[j]
-                        at = now + delay  # the very sum SimPy computes for the timeout's time
-                        timeout(delay, (at, round_no, seat, choices[j], at + latencies[j])).callbacks.append(deliver)
+                        at = now + delay  # the very sum SimPy computes for the event's time
+                        due = new(_Planned)
+                        due.env = env
+                        due.callbacks = [deliver]
+                        due._value = (at, round_no, seat, choices[j], at + latencies[j])
+                        schedule(due, NORMAL, delay)
                 if leaves:
                     seat.free_at = -1.0
                     at = now + delay
-                    timeout(delay, (at, round_no, seat, None, at)).callbacks.append(deliver)  # after its last bet
+                    self._plan(delay, (at, round_no, seat, None, at))  # after its last bet
 
-    def _deliver(self, due: simpy.Event) -> None:
+    def _plan(self, delay: float, action: _Due) -> None:
+        """Schedule ``action`` in ``delay`` seconds (what the crowd's loop does inline for each bet)."""
+        due = _Planned.__new__(_Planned)
+        due.env = env = self.table.env
+        due.callbacks = [self._deliver]
+        due._value = action
+        env.schedule(due, NORMAL, delay)
+
+    def _deliver(self, due: _Planned) -> None:
         """At a planned action's time: send the bet (lost if the player's link is down), or let the player leave."""
-        at, round_no, seat, choice, arrives = cast(_Due, due.value)
+        at, round_no, seat, choice, arrives = due._value
         player = seat.player
         if player is None:
             return
