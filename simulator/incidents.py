@@ -92,14 +92,18 @@ class RandomIncidents:
         self._streams = streams
         self._round = -1
         # This round's blocks and how much of each is used; past the end, draws come from the overflow streams.
-        self._token_block: list[float] = []
+        self._token_block: list[float] = []  # the fetched blocks of several rounds; this round's start at *_used
         self._shaker_block: list[float] = []
-        self._token_used = 0
-        self._shaker_used = 0
+        self._token_used = self._token_end = 0
+        self._shaker_used = self._shaker_end = 0
         self._overflows: dict[Subsystem, Stream] = {}
         self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
         self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
         self._resolve = profile.problems.resolve.bind(self._problems)
+        tk, sh = profile.tokens, profile.shaker
+        self._p_red = tk.p_red
+        self._p_token = (tk.p_standing, tk.p_fall, tk.p_overlap)
+        self._p_shaker = (sh.p_drop_bowl, sh.p_drop_plate, sh.p_touch)
 
     def round_plan(self, round_no: int) -> RoundPlan:
         m = self.profile.mistakes
@@ -120,9 +124,8 @@ class RandomIncidents:
 
     def _start(self, round_no: int) -> None:
         self._round = round_no
-        self._token_block = self._tokens.take()
-        self._shaker_block = self._shaker.take()
-        self._token_used = self._shaker_used = 0
+        self._token_block, self._token_used, self._token_end = self._tokens.take_span()
+        self._shaker_block, self._shaker_used, self._shaker_end = self._shaker.take_span()
         self._overflows.clear()
 
     def _draws(self, round_no: int, tokens: int, shaker: int) -> tuple[list[float], int, list[float], int]:
@@ -131,12 +134,12 @@ class RandomIncidents:
         if round_no != self._round:
             self._start(round_no)
         t, ti = self._token_block, self._token_used
-        if ti + tokens <= len(t):
+        if ti + tokens <= self._token_end:
             self._token_used = ti + tokens
         else:
             t, ti = self._overflow(Subsystem.TOKENS, round_no).block(tokens), 0
         b, bi = self._shaker_block, self._shaker_used
-        if bi + shaker <= len(b):
+        if bi + shaker <= self._shaker_end:
             self._shaker_used = bi + shaker
         else:
             b, bi = self._overflow(Subsystem.SHAKER, round_no).block(shaker), 0
@@ -150,30 +153,32 @@ class RandomIncidents:
         return stream
 
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
-        tk = self.profile.tokens
         t, i, b, j = self._draws(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
-        p_standing, p_fall = tk.p_standing, tk.p_fall
-        faces = ""
-        fell: int | None = None
-        for token, p_red in enumerate(tk.p_red):  # draws per token: face, standing, fall
-            faces += "S" if t[i + 1] < p_standing else ("R" if t[i] < p_red else "W")
-            if fell is None and t[i + 2] < p_fall:
-                fell = token
-            i += 3
-        overlap = t[i] < tk.p_overlap
-        sh = self.profile.shaker
+        # Per token: face, standing, fall; then overlap. Written out for the four tokens (a hot path).
+        f0, s0, d0, f1, s1, d1, f2, s2, d2, f3, s3, d3, overlap_u = t[i : i + _TOKEN_DRAWS]
+        r0, r1, r2, r3 = self._p_red
+        p_standing, p_fall, p_overlap = self._p_token
+        faces = (
+            ("S" if s0 < p_standing else "R" if f0 < r0 else "W")
+            + ("S" if s1 < p_standing else "R" if f1 < r1 else "W")
+            + ("S" if s2 < p_standing else "R" if f2 < r2 else "W")
+            + ("S" if s3 < p_standing else "R" if f3 < r3 else "W")
+        )
+        overlap = overlap_u < p_overlap
+        p_bowl, p_plate, _ = self._p_shaker
         bowl_u, plate_u, at_u = b[j], b[j + 1], b[j + 2]
-        if bowl_u < sh.p_drop_bowl:
+        if bowl_u < p_bowl:
             return ShakeFacts(faces, overlap, DropItem.BOWL, None, at_u)
-        if plate_u < sh.p_drop_plate:
+        if plate_u < p_plate:
             return ShakeFacts(faces, overlap, DropItem.PLATE, None, at_u)
-        if fell is not None:
+        if d0 < p_fall or d1 < p_fall or d2 < p_fall or d3 < p_fall:  # the first token that fell
+            fell = 0 if d0 < p_fall else 1 if d1 < p_fall else 2 if d2 < p_fall else 3
             return ShakeFacts(faces, overlap, DropItem.TOKEN, fell, at_u)
         return ShakeFacts(faces, overlap, None, None, at_u)
 
     def lift(self, round_no: int, lift_no: int) -> LiftFacts:
         _, _, b, j = self._draws(round_no, 0, _LIFT_DRAWS)
         touch_u, which_u = b[j], b[j + 1]
-        if touch_u < self.profile.shaker.p_touch:
+        if touch_u < self._p_shaker[2]:
             return LiftFacts(True, min(int(which_u * 4), 3))
         return _CLEAN_LIFT

@@ -135,6 +135,12 @@ class RoundBlocks:
         start = self._advance()
         return self._buffer[start : start + self._size]
 
+    def take_span(self) -> tuple[list[float], int, int]:
+        """The next block without copying it: ``(buffer, start, end)``, the block being ``buffer[start:end]``. The
+        buffer is the caller's to read (not to modify) until the next call."""
+        start = self._advance()
+        return self._buffer, start, start + self._size
+
     def take_into(self, target: list[float]) -> None:
         """Replace the contents of ``target`` with the next block (``target`` stays the same list)."""
         start = self._advance()
