@@ -28,7 +28,8 @@ from simulator.profile import PlayerSettings
 from simulator.rng import Streams, Subsystem
 
 _OPENINGS = 256  # openings drawn at once
-_BETS = 256  # bets drawn at once, per seat
+_BETS = 256  # bets drawn per block, per seat
+_REFILL = 4  # blocks drawn and turned into decisions at once (not part of a run's identity: blocks are drawn in order)
 
 Choice = tuple[BetType, int]  # (bet, stake in minor units)
 
@@ -44,6 +45,8 @@ class _Odds:
         # Bet type and stake are independent: one uniform picks the pair from the product distribution.
         pairs = [(b, s, wb * ws) for b, wb in settings.bet_weights for s, ws in settings.stakes]
         self.options: list[Choice] = [(b, s) for b, s, _ in pairs]
+        self.option_array = np.empty(len(self.options), dtype=object)  # picked by index in one numpy call
+        self.option_array[:] = self.options
         self.bet_cum = np.cumsum([w for _, _, w in pairs])
         self.leave_p = 1.0 / settings.session_rounds if settings.session_rounds > 0 else 0.0
         self.think = settings.think
@@ -83,13 +86,13 @@ class SeatBets:
     def _refill(self, used: int, n: int) -> None:
         """Drop the ``used`` bets already taken and draw whole blocks until ``n`` bets are ready."""
         odds = self._odds
-        blocks = -(-(n - (len(self.thinks) - used)) // _BETS)
+        blocks = max(-(-(n - (len(self.thinks) - used)) // _BETS), _REFILL)
         # Block by block, uniforms then normals: the j-th bet's draws never depend on how bets were taken.
         parts = [self._draw_block() for _ in range(blocks)]
         picks, thinks, latencies = (np.concatenate([p[i] for p in parts]) for i in range(3))
-        options = odds.options
+        picked = odds.option_array[_pick(odds.bet_cum, picks, len(odds.options) - 1)]
         self.thinks = self.thinks[used:] + odds.think.vector(thinks).tolist()
-        self.choices = self.choices[used:] + [options[i] for i in _pick(odds.bet_cum, picks, len(options) - 1).tolist()]
+        self.choices = self.choices[used:] + picked.tolist()
         self.latencies = self.latencies[used:] + odds.latency.vector(latencies).tolist()
 
     def _draw_block(self) -> tuple[Floats, Floats, Floats]:
