@@ -104,7 +104,11 @@ class Crowd:
                 delay = 0.0
                 if n:
                     rows = seat.rows
-                    first = rows.take(n)
+                    first = rows.pos  # SeatBets.take, written out (a hot path)
+                    if first + n > len(rows.thinks):
+                        first = rows.take(n)
+                    else:
+                        rows.pos = first + n
                     thinks, choices, latencies = rows.thinks, rows.choices, rows.latencies
                     # Actions due at the same time are processed in the order they were scheduled: seat order, then
                     # each seat's own order.
@@ -141,7 +145,8 @@ class Crowd:
             seat.free_at = at + self.settings.arrival_gap.sample(seat.arrivals)
         elif seat.link_up:
             seat.bets = n = seat.bets + 1
-            self._emit((BetSent, at, round_no, player, f"{player}-{n}", choice[0], choice[1], arrives))
+            bet, stake = choice
+            self._emit((BetSent, at, round_no, player, f"{player}-{n}", bet, stake, arrives))
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""

@@ -61,14 +61,18 @@ def _pick(cum: np.ndarray[Any, Any], uniforms: np.ndarray[Any, Any], last: int) 
 
 
 class SeatBets:
-    """One seat's bets, in the order they are placed: think time, (bet, stake) and latency of each."""
+    """One seat's bets, in the order they are placed: think time, (bet, stake) and latency of each.
 
-    __slots__ = ("_gen", "_odds", "_pos", "choices", "latencies", "thinks")
+    ``pos`` is the index of the next bet not yet taken; a caller may take ``n`` bets by advancing it while
+    ``pos + n <= len(thinks)`` (the crowd does, on its hot path), and must call :meth:`take` otherwise.
+    """
+
+    __slots__ = ("_gen", "_odds", "choices", "latencies", "pos", "thinks")
 
     def __init__(self, streams: Streams, odds: _Odds, seat: int) -> None:
         self._gen = np.random.Generator(np.random.PCG64(streams.seed_sequence(Subsystem.PLAYER, seat, 2)))
         self._odds = odds
-        self._pos = 0
+        self.pos = 0
         self.thinks: list[float] = []
         self.choices: list[Choice] = []
         self.latencies: list[float] = []
@@ -76,11 +80,11 @@ class SeatBets:
     def take(self, n: int) -> int:
         """The seat's next ``n`` bets: returns the index of the first in :attr:`thinks`, :attr:`choices` and
         :attr:`latencies` (valid until the next call)."""
-        start = self._pos
+        start = self.pos
         if start + n > len(self.thinks):
             self._refill(start, n)
             start = 0
-        self._pos = start + n
+        self.pos = start + n
         return start
 
     def _refill(self, used: int, n: int) -> None:
