@@ -91,7 +91,7 @@ class Crowd:
             signal = yield lamp.opened
             now, round_no = env.now, signal.round
             counts, leaving = plans.next_opening()
-            for seat, n, leaves in zip(seats, counts, leaving, strict=True):
+            for seat, n, leaves in zip(seats, counts, leaving):  # noqa: B905 - one entry per seat, by construction
                 if seat.player is None:
                     if now < seat.free_at:
                         continue
@@ -146,7 +146,8 @@ class Crowd:
         elif seat.link_up:
             seat.bets = n = seat.bets + 1
             bet, stake = choice
-            self._emit((BetSent, at, round_no, player, f"{player}-{n}", bet, stake, arrives))
+            # The bet's number stands for its id, f"{player}-{n}", which the log forms when read (simulator.eventlog).
+            self._emit((BetSent, at, round_no, player, n, bet, stake, arrives))
 
     def link(self, seat: Seat) -> Proc:
         """The link of whoever sits at ``seat``: up for ``network.up``, down for ``network.down``, forever."""

@@ -231,9 +231,10 @@ class FixedScheduleController:
         round_no = 0
         while self.limit is None or round_no < self.limit:
             round_no += 1
-            deadline = env.now + settings.betting_period
+            now = env.now
+            deadline = now + settings.betting_period
             lamp.set(_OPEN, round_no, deadline)
-            emit((RoundOpened, env.now, round_no, deadline))
+            emit((RoundOpened, now, round_no, deadline))
             book = table.book_for(round_no)
             book.deadline = deadline
             accounted = 0.0

@@ -41,9 +41,14 @@ def test_a_run_reads_back_the_same_whether_built_at_once_or_on_read() -> None:
     assert len(lazy.log) == len(eager.log) > 1000
     assert lazy.log.records == eager.log.records
     assert list(lazy.log) == list(eager.log)
-    # Every record is exactly its event's class and fields, in declaration order.
+    # Every record is its event's class and fields, in declaration order; a bet's record holds the player's bet
+    # number where the event has its id, "<player>-<number>".
     for record, event in zip(lazy.log.records, lazy.log, strict=True):
-        assert record == record_of(event)
+        if isinstance(event, BetSent):
+            assert isinstance(record[4], int) and event.bet_id == f"{event.player}-{record[4]}"
+            assert record[:4] + record[5:] == record_of(event)[:4] + record_of(event)[5:]
+        else:
+            assert record == record_of(event)
     kinds = {type(e) for e in lazy.log}
     assert {Dropped, BowlLifted, RoundEnded, BetSent} <= kinds
 
@@ -110,3 +115,27 @@ def test_appended_typed_events_keep_their_identity_and_order() -> None:
     assert events[0] is opened and events[3] is ended
     assert events[1] == Dropped(2.0, 1, 1, DropItem.BOWL, None)
     assert events[2] == bet
+
+
+def test_bet_ids_are_formed_from_each_players_bet_number() -> None:
+    log = _chaotic(listeners=False, rounds=60).log
+    bets = [e for e in log if isinstance(e, BetSent)]
+    assert len(bets) > 100
+    by_player: dict[str, list[str]] = {}
+    for bet in bets:
+        by_player.setdefault(bet.player, []).append(bet.bet_id)
+    for player, ids in by_player.items():  # each player's bets are numbered 1, 2, 3, ... in the order sent
+        assert ids == [f"{player}-{n}" for n in range(1, len(ids) + 1)]
+    assert len({b.bet_id for b in bets}) == len(bets)  # unique in the run
+    out = io.StringIO()
+    log.write_jsonl(out)
+    assert f'"bet_id":"{bets[0].bet_id}"' in out.getvalue()
+
+
+def test_a_bet_record_may_hold_its_id_or_its_number() -> None:
+    log = EventLog()
+    log.records.append((BetSent, 1.0, 1, "p02.1", 7, BetType.ODD, 500, 1.05))
+    log.append(BetSent(2.0, 1, "p02.1", "lab-chosen-id", BetType.EVEN, 100, 2.05))
+    first, second = log.events
+    assert isinstance(first, BetSent) and first.bet_id == "p02.1-7"
+    assert isinstance(second, BetSent) and second.bet_id == "lab-chosen-id"
