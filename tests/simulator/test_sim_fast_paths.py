@@ -9,11 +9,14 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from sim_helpers import shipped
 
+from simulator import Table, load_profile
 from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
-from simulator.events import EVENT_TYPES, BetSent
+from simulator.events import EVENT_TYPES, BetSent, DropItem
 from simulator.fastinit import install_fast_init
-from simulator.incidents import LiftFacts, RoundPlan, ShakeFacts
+from simulator.incidents import LiftFacts, RandomIncidents, RoundPlan, ShakeFacts
+from simulator.profile import profile_from_mapping
 from simulator.rng import _FETCH_ROUNDS, RoundBlocks, RoundStream, Stream, Streams, Subsystem
 
 
@@ -174,3 +177,58 @@ def test_vector_sampling_maps_each_variate_as_the_scalar_formula_does(
     assert got.shape == variates.shape
     for value, x in zip(got.tolist(), variates.tolist(), strict=True):
         assert value == pytest.approx(expected(x), rel=1e-12)
+
+
+def test_a_block_read_in_place_equals_the_block_taken() -> None:
+    spans = Streams(9).stream(Subsystem.TOKENS).round_blocks(26)
+    gen = _generator(9, int(Subsystem.TOKENS), 0)
+    for _ in range(_FETCH_ROUNDS + 3):  # across a refetch
+        buffer, start, end = spans.take_span()
+        assert end - start == 26
+        assert buffer[start:end] == gen.random(26).tolist()
+
+
+def _shake_by_the_rules(draws: list[float], p_red: tuple[float, ...], p_standing: float, p_fall: float) -> str:
+    """Faces of one shake from its 13 token draws, token by token as docs/simulator.md states them: a token stands
+    if its second draw is under p_standing, else shows red if its first is under its p_red."""
+    faces = ""
+    for token, red in enumerate(p_red):
+        face_u, stand_u, _ = draws[3 * token : 3 * token + 3]
+        faces += "S" if stand_u < p_standing else ("R" if face_u < red else "W")
+    return faces
+
+
+def test_the_written_out_shake_decides_as_the_token_by_token_rules() -> None:
+    profile = profile_from_mapping(
+        {**shipped("chaotic"), "tokens": {**shipped("chaotic")["tokens"], "p_red": [0.2, 0.4, 0.6, 0.8]}}
+    )
+    incidents = RandomIncidents(profile, Streams(5))
+    tokens = Streams(5).stream(Subsystem.TOKENS).round_blocks(26)  # the same generator, read alongside
+    tk = profile.tokens
+    seen_faces, seen_falls = set(), set()
+    for round_no in range(1, 3000):
+        block = tokens.take()
+        facts = incidents.shake(round_no, 1)
+        assert facts.faces == _shake_by_the_rules(block[:13], tk.p_red, tk.p_standing, tk.p_fall)
+        assert facts.overlap == (block[12] < tk.p_overlap)
+        falls = [i for i in range(4) if block[3 * i + 2] < tk.p_fall]
+        if facts.drop is DropItem.TOKEN:
+            assert facts.drop_token == falls[0]  # the first token that fell
+            seen_falls.add(facts.drop_token)
+        elif facts.drop is None:
+            assert not falls
+        seen_faces.update(facts.faces)
+    assert seen_faces == {"R", "W", "S"} and seen_falls == {0, 1, 2, 3}
+
+
+def test_planned_bets_share_one_callbacks_list_that_stays_unchanged() -> None:
+    tables = [Table(load_profile("standard"), seed=s, players=4) for s in (1, 2)]
+    for table in tables:
+        table.run(50)
+    first, second = (t.crowd for t in tables)
+    assert first._planned is not second._planned  # one class per crowd, each with its own environment
+    for table in tables:
+        planned = table.crowd._planned
+        assert planned.env is table.env
+        assert planned.callbacks == [table.crowd._deliver]  # still exactly the crowd's delivery, after 50 rounds
+    assert sum(1 for e in tables[0].log if isinstance(e, BetSent)) > 50
