@@ -7,16 +7,19 @@ Phases of a round, in order, as the bench sees them: ``betting_open`` (the serve
 (the bowl is lifted), ``settling`` (the tokens are read: the result is on its way to the server).
 
 Safety: :func:`run_schedule` refuses a bench whose file does not say ``faults_allowed: true`` (production or
-shared targets must never be faulted). Rollbacks (heal links, replug ports, restart the server) run in a
-``finally``, also when the run aborts (steady-state probes failing ``abort_after_failed_probes`` times in a
-row) or fails.
+shared targets must never be faulted; see :func:`harness.faults.prepare.prepare_bench`). Rollbacks (heal links,
+replug ports, restart the server) run in a ``finally``, also when the run aborts (steady-state probes failing
+``abort_after_failed_probes`` times in a row) or fails.
+
+The bench preparation (:mod:`harness.faults.prepare`) and the result type (:mod:`harness.faults.result`) live
+in their own modules; :class:`InjectionRefused`, :func:`prepare_bench`, :func:`table_script` and
+:class:`RunResult` are re-exported here, where the CLI and tests import them from.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 import simpy
@@ -26,80 +29,19 @@ from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
 from harness.faults.apply import Applier, Sessions
 from harness.faults.checkers import CheckReport, check_all
-from harness.faults.fault_adapters import faultable_adapter_path
-from harness.faults.history import FinalRead, History, Op, history_hash
+from harness.faults.history import FinalRead, History, history_hash
 from harness.faults.links import PlayerLinks
-from harness.faults.schedule import SERIAL_KINDS, Fault, Schedule, plan
+from harness.faults.prepare import InjectionRefused, prepare_bench, table_script
+from harness.faults.result import RunResult
+from harness.faults.schedule_model import SERIAL_KINDS, Fault, Schedule, plan
 from harness.oracle.expect import ExpectedRound, expected_by_round_id
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, ShakeStarted
 
+__all__ = ["BET_TYPES", "InjectionRefused", "RunResult", "prepare_bench", "run_schedule", "table_script"]
+
 BET_TYPES = tuple(BetType)
-_TABLE_STEP = {
-    "table_standing": "standing",
-    "table_overlap": "overlap",
-    "table_touch": "touch",
-    "table_early_lift": "early_lift",
-    "table_no_shake": "forget_shake",
-}
 _TRUTH_PHASE = {ShakeStarted: "shaking", BowlLifted: "reveal", Revealed: "settling"}
-
-
-class InjectionRefused(Exception):
-    """The bench or schedule may not be used for fault injection; the message says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """Everything one run produced. ``aborted`` is empty when the run played every round."""
-
-    seed: int
-    schedule_digest: str
-    faults: tuple[Fault, ...]
-    history: tuple[Op, ...]
-    final: FinalRead | None
-    report: CheckReport
-    history_hash: str
-    rounds_played: int
-    aborted: str = ""
-    serial_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # device → fault → frames hit
-
-    @property
-    def passed(self) -> bool:
-        """The final read was taken and no checker found a violation (an aborted run may still pass: nothing it
-        did was lost or wrong). A run whose final read failed cannot be judged and does not pass."""
-        return self.final is not None and self.report.passed
-
-
-def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
-    """The simulator script steps (``simulator.script``) that make the planned table incidents happen."""
-    steps: list[dict[str, Any]] = []
-    for f in faults:
-        if f.kind == "table_drop":
-            steps.append({"round": f.at.round, "drop": f.item})
-        elif f.kind == "table_standing":
-            steps.append({"round": f.at.round, "standing": [f.token]})
-        elif f.kind in _TABLE_STEP:
-            steps.append({"round": f.at.round, _TABLE_STEP[f.kind]: True})
-    return steps
-
-
-def prepare_bench(bench: Bench, seed: int, adapter: str | None = None, serial: bool = True) -> Bench:
-    """The bench with the faultable adapter (or ``adapter``), the fault seed and whether serial faults are
-    planned (``serial``: the lines are wrapped only then) in its options.
-
-    Raises:
-        InjectionRefused: the bench is not marked ``faults_allowed: true``.
-    """
-    if not bench.faults_allowed:
-        raise InjectionRefused(
-            f"bench {bench.name!r} ({bench.path.name}) is not marked as a fault-injection target: set "
-            "faults_allowed: true only on a non-production bench"
-        )
-    path = adapter or faultable_adapter_path(bench.server.adapter)
-    options = {**bench.server.options, "fault_seed": seed, "serial_faults": serial}
-    server = replace(bench.server, adapter=path, options=options)
-    return replace(bench, server=server)
 
 
 def run_schedule(

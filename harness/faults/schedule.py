@@ -1,41 +1,61 @@
-"""Fault schedules (``fixtures/faults/*.yaml``): what to break, when, for how long; validated field by field.
+"""Fault schedule files (``fixtures/faults/*.yaml``): the YAML format, validated field by field.
 
-A schedule names a seed, the run's shape (rounds, players, bets), the targets faults may touch, explicit faults
-triggered by round and phase or by bench time, and random faults drawn at a rate from a per-seed subset of
-kinds. :func:`plan` expands it, for one seed, into the concrete list of :class:`Fault` a run applies: the same
-seed and schedule always give the same plan. Every error is a :class:`ScheduleError` naming the file and the
-dotted field, e.g. ``chaos.yaml: faults[2].at.phase: must be one of betting_open, ...; got 'open'``.
-See ``docs/faults.md``.
+:func:`load_schedule`, :func:`schedule_from_text` and :func:`parse_schedule` turn a file, its text or a parsed
+document into a :class:`harness.faults.schedule_model.Schedule`. Every error is a :class:`ScheduleError` naming
+the file and the dotted field and the allowed values, e.g. ``chaos.yaml: faults[2].at.phase: must be one of
+betting_open, ...; got 'open'``. The data model and :func:`plan` live in :mod:`harness.faults.schedule_model`
+and are re-exported here, where the rest of the harness imports them from. See ``docs/faults.md``.
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-PHASES = ("betting_open", "shaking", "betting_closed", "reveal", "settling")
-DEVICES = ("bowl", "shaker", "reader", "lamp", "console")
-SERIAL_KINDS = ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder", "serial_latency", "serial_unplug")
-PLAYER_KINDS = ("player_disconnect", "player_latency", "player_blackhole", "player_reset")
-SERVER_KINDS = ("server_kill",)
-TABLE_KINDS = ("table_drop", "table_standing", "table_overlap", "table_touch", "table_early_lift", "table_no_shake")
-KINDS = SERIAL_KINDS + PLAYER_KINDS + SERVER_KINDS + TABLE_KINDS
-DROP_ITEMS = ("bowl", "plate", "token")
-STAKES = (100, 200, 500, 1000)
+from harness.faults.schedule_model import (
+    DEVICES,
+    DROP_ITEMS,
+    KIND_PARAMS,
+    KINDS,
+    PHASES,
+    PLAYER_KINDS,
+    SERIAL_KINDS,
+    SERVER_KINDS,
+    STAKES,
+    TABLE_KINDS,
+    Fault,
+    RandomFaults,
+    Schedule,
+    Targets,
+    Trigger,
+    plan,
+)
 
-# Which optional fields each kind takes (besides kind, at, target, duration).
-_PARAMS: dict[str, tuple[str, ...]] = {
-    **{k: ("rate",) for k in ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder")},
-    "serial_latency": ("delay",),
-    "player_latency": ("delay",),
-    "table_drop": ("item",),
-    "table_standing": ("token",),
-}
+__all__ = [
+    "DEVICES",
+    "DROP_ITEMS",
+    "KINDS",
+    "KIND_PARAMS",
+    "PHASES",
+    "PLAYER_KINDS",
+    "SERIAL_KINDS",
+    "SERVER_KINDS",
+    "STAKES",
+    "TABLE_KINDS",
+    "Fault",
+    "RandomFaults",
+    "Schedule",
+    "ScheduleError",
+    "Targets",
+    "Trigger",
+    "load_schedule",
+    "parse_schedule",
+    "plan",
+    "schedule_from_text",
+]
+
 _FAULT_KEYS = ("kind", "at", "target", "duration", "rate", "delay", "item", "token")
 _TOP = ("seed", "rounds", "players", "balance", "bets_per_round", "stakes", "targets", "faults", "random",
         "probes", "description")  # fmt: skip
@@ -45,122 +65,10 @@ class ScheduleError(ValueError):
     """A schedule that cannot be used; the message names the file and the field."""
 
 
-@dataclass(frozen=True, slots=True)
-class Trigger:
-    """When a fault starts: on entering ``phase`` of round ``round`` (1-based, in the order rounds open), or at
-    ``time`` bench seconds after the run starts. Exactly one of the two forms is set."""
-
-    round: int = 0
-    phase: str = "betting_open"
-    time: float | None = None
-
-    def to_data(self) -> dict[str, Any]:
-        return {"time": self.time} if self.time is not None else {"round": self.round, "phase": self.phase}
-
-
-@dataclass(frozen=True, slots=True)
-class Fault:
-    """One concrete fault: ``kind``, what it hits (a device, a player id or ``all``, ``server``, ``table``),
-    when it starts, how long it lasts (seconds; 0 for table incidents) and its parameters."""
-
-    kind: str
-    at: Trigger
-    target: str
-    duration: float = 0.0
-    rate: float = 0.0
-    delay: float = 0.0
-    item: str = ""
-    token: int = 0
-
-    def to_data(self) -> dict[str, Any]:
-        """The YAML mapping that :func:`parse_schedule` reads back as this fault."""
-        out: dict[str, Any] = {"kind": self.kind, "at": self.at.to_data()}
-        if self.kind not in SERVER_KINDS and self.kind not in TABLE_KINDS:
-            out["target"] = self.target
-        if self.kind not in TABLE_KINDS:
-            out["duration"] = self.duration
-        for name in _PARAMS.get(self.kind, ()):
-            out[name] = getattr(self, name)
-        return out
-
-    def describe(self) -> str:
-        when = f"t={self.at.time:g}s" if self.at.time is not None else f"round {self.at.round} {self.at.phase}"
-        return f"{self.kind}({self.target}) at {when}" + (f" for {self.duration:g}s" if self.duration else "")
-
-
-@dataclass(frozen=True, slots=True)
-class RandomFaults:
-    """``rate`` faults per round on average, of ``enabled`` kinds drawn per seed from ``kinds``."""
-
-    rate: float
-    kinds: tuple[str, ...]
-    enabled: int
-    max_duration: float = 1.0
-
-
-@dataclass(frozen=True, slots=True)
-class Targets:
-    devices: tuple[str, ...] = DEVICES
-    players: bool = True
-    server: bool = True
-    table: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class Schedule:
-    seed: int
-    rounds: int
-    players: int
-    balance: int
-    bets_per_round: int
-    stakes: tuple[int, ...]
-    targets: Targets
-    faults: tuple[Fault, ...]
-    random: RandomFaults | None = None
-    abort_after_failed_probes: int = 3
-    source: str = "schedule"
-    text: str = field(default="", compare=False)
-
-    @property
-    def player_ids(self) -> tuple[str, ...]:
-        return tuple(f"p{i + 1}" for i in range(self.players))
-
-    def to_data(self) -> dict[str, Any]:
-        """A YAML-ready mapping that :func:`parse_schedule` reads back as this schedule."""
-        out: dict[str, Any] = {
-            "seed": self.seed,
-            "rounds": self.rounds,
-            "players": self.players,
-            "balance": self.balance,
-            "bets_per_round": self.bets_per_round,
-            "stakes": list(self.stakes),
-            "targets": {
-                "devices": list(self.targets.devices),
-                "players": self.targets.players,
-                "server": self.targets.server,
-                "table": self.targets.table,
-            },
-            "faults": [f.to_data() for f in self.faults],
-            "probes": {"abort_after_failed_probes": self.abort_after_failed_probes},
-        }
-        if self.random is not None:
-            out["random"] = {
-                "rate": self.random.rate,
-                "kinds": list(self.random.kinds),
-                "enabled": self.random.enabled,
-                "max_duration": self.random.max_duration,
-            }
-        return out
-
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_data(), sort_keys=False)
-
-    def digest(self) -> str:
-        """SHA-256 of the schedule's canonical YAML (independent of comments and key order in the file)."""
-        return hashlib.sha256(self.to_yaml().encode()).hexdigest()
-
-
 class _Check:
+    """Field checks for one file: each returns the value, typed, or raises :class:`ScheduleError` naming the file,
+    the dotted field and what is allowed."""
+
     def __init__(self, source: str) -> None:
         self.source = source
 
@@ -270,7 +178,7 @@ def _fault(c: _Check, raw: object, where: str, targets: Targets, pids: tuple[str
     kind = c.choice(f.get("kind"), f"{where}.kind", KINDS)
     _allowed(c, kind, f"{where}.kind", targets)
     for key in ("rate", "delay", "item", "token"):
-        if key in f and key not in _PARAMS.get(kind, ()):
+        if key in f and key not in KIND_PARAMS.get(kind, ()):
             raise c.fail(f"{where}.{key}", f"not a parameter of {kind}", f[key])
     if "at" not in f:
         raise c.fail(f"{where}.at", "missing (required): {round: N, phase: P} or {time: SECONDS}", None)
@@ -349,55 +257,6 @@ def schedule_from_text(text: str, source: str = "schedule") -> Schedule:
     except yaml.YAMLError as exc:
         raise ScheduleError(f"{source}: not valid YAML: {_yaml_problem(exc)}") from None
     return parse_schedule(raw, source, text)
-
-
-def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
-    """The concrete faults of one run: the explicit ones, plus random ones drawn from ``seed`` (default: the
-    schedule's). The per-seed subset of enabled kinds, the rounds, phases, targets and durations all come from
-    one ``random.Random`` seeded with ``(seed, "faults")``, so the same seed gives the same plan. Sorted by
-    trigger (time-triggered last), stable."""
-    root = schedule.seed if seed is None else seed
-    out = list(schedule.faults)
-    rf = schedule.random
-    if rf is not None:
-        rng = random.Random(f"{root}/faults")
-        enabled = sorted(rng.sample(list(rf.kinds), rf.enabled))
-        devices = schedule.targets.devices
-        for rnd in range(1, schedule.rounds + 1):
-            count = _poisson(rng, rf.rate)
-            for _ in range(count):
-                kind = rng.choice(enabled)
-                phase = rng.choice(PHASES)
-                duration = round(rng.uniform(0.05, rf.max_duration), 3)
-                if kind in SERIAL_KINDS:
-                    target = rng.choice(devices)
-                elif kind in PLAYER_KINDS:
-                    target = rng.choice(("all", *schedule.player_ids))
-                else:
-                    target = "server" if kind in SERVER_KINDS else "table"
-                fault = Fault(kind, Trigger(rnd, phase), target, duration)
-                if kind in TABLE_KINDS:
-                    fault = replace(fault, at=Trigger(rnd, "betting_open"), duration=0.0)
-                    fault = replace(fault, item=rng.choice(DROP_ITEMS) if kind == "table_drop" else "")
-                    fault = replace(fault, token=rng.randrange(4) if kind == "table_standing" else 0)
-                elif kind.endswith("_latency"):
-                    fault = replace(fault, delay=round(rng.uniform(0.01, 0.5), 3))
-                elif kind in SERIAL_KINDS[:4]:
-                    fault = replace(fault, rate=round(rng.uniform(0.05, 0.5), 3))
-                out.append(fault)
-    order = {p: i for i, p in enumerate(PHASES)}
-    return tuple(sorted(out, key=lambda f: (f.at.time is not None, f.at.time or 0.0, f.at.round, order[f.at.phase])))
-
-
-def _poisson(rng: random.Random, lam: float) -> int:
-    """A Poisson draw by inversion (small rates), from ``rng`` only."""
-    if lam <= 0:
-        return 0
-    threshold, k, p = pow(2.718281828459045, -lam), 0, rng.random()
-    while p > threshold:
-        k += 1
-        p *= rng.random()
-    return k
 
 
 def _yaml_problem(exc: yaml.YAMLError) -> str:

@@ -1,0 +1,59 @@
+"""Getting a bench and a table ready for a fault run: the safety check, the faultable adapter, the table script.
+
+:func:`prepare_bench` refuses a bench whose file does not say ``faults_allowed: true`` (production or shared
+targets must never be faulted) and swaps in the faultable adapter (:mod:`harness.faults.fault_adapters`) with the
+run's fault seed. :func:`table_script` turns the planned table incidents into the simulator's script steps.
+The run itself is :mod:`harness.faults.injector`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from harness.bench.config import Bench
+from harness.faults.fault_adapters import faultable_adapter_path
+from harness.faults.schedule_model import Fault
+
+_TABLE_STEP = {
+    "table_standing": "standing",
+    "table_overlap": "overlap",
+    "table_touch": "touch",
+    "table_early_lift": "early_lift",
+    "table_no_shake": "forget_shake",
+}
+
+
+class InjectionRefused(Exception):
+    """The bench or schedule may not be used for fault injection; the message says why."""
+
+
+def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
+    """The simulator script steps (``simulator.script``) that make the planned table incidents happen."""
+    steps: list[dict[str, Any]] = []
+    for f in faults:
+        if f.kind == "table_drop":
+            steps.append({"round": f.at.round, "drop": f.item})
+        elif f.kind == "table_standing":
+            steps.append({"round": f.at.round, "standing": [f.token]})
+        elif f.kind in _TABLE_STEP:
+            steps.append({"round": f.at.round, _TABLE_STEP[f.kind]: True})
+    return steps
+
+
+def prepare_bench(bench: Bench, seed: int, adapter: str | None = None, serial: bool = True) -> Bench:
+    """The bench with the faultable adapter (or ``adapter``), the fault seed and whether serial faults are
+    planned (``serial``: the lines are wrapped only then) in its options.
+
+    Raises:
+        InjectionRefused: the bench is not marked ``faults_allowed: true``.
+    """
+    if not bench.faults_allowed:
+        raise InjectionRefused(
+            f"bench {bench.name!r} ({bench.path.name}) is not marked as a fault-injection target: set "
+            "faults_allowed: true only on a non-production bench"
+        )
+    path = adapter or faultable_adapter_path(bench.server.adapter)
+    options = {**bench.server.options, "fault_seed": seed, "serial_faults": serial}
+    server = replace(bench.server, adapter=path, options=options)
+    return replace(bench, server=server)
