@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gameserver import ordering
-from gameserver.bets import BetResult, BetType, reds_of, settle
+from gameserver.bets import BetType
 from gameserver.corrections import apply_correction
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.model import (
@@ -27,6 +27,7 @@ from gameserver.model import (
     RoundRecord,
     request_hash,
 )
+from gameserver.settlement import close_round
 
 _RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
 _SHAKER_REPORTS = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
@@ -324,39 +325,14 @@ class RoundEngine:
         self._emit(EventKind.ROUND_PAUSED, r.round_id, reason=reason, phase=str(r.phase))
 
     def _end(self, r: RoundRecord, phase: Phase, clause: str, reason: str) -> None:
-        """Settle (on ``r.faces``), void or cancel the round; every pending bet gets exactly one outcome."""
+        """Settle (on ``r.faces``), void or cancel the round; every pending bet gets exactly one outcome
+        (:func:`gameserver.settlement.close_round`)."""
         now = self.now()
-        lines: list[dict[str, Any]] = []
-        reds = reds_of(r.faces) if phase is Phase.SETTLED and r.faces else None
-        for bet in r.bets:
-            if bet.result is not BetResult.PENDING:
-                continue
-            if reds is None:
-                bet.result, bet.returned = BetResult.REFUND, bet.ack.stake
-            else:
-                bet.result, bet.returned = settle(bet.ack.bet_type, bet.ack.stake, reds)
-            player = bet.ack.player_id
-            self.wallets[player] += bet.returned
-            lines.append(
-                {
-                    "bet_id": bet.ack.bet_id,
-                    "player_id": player,
-                    "result": str(bet.result),
-                    "returned": bet.returned,
-                    "balance_after": self.wallets[player],
-                }
-            )
-        r.phase = phase
-        r.ended_at = now
-        r.paused_reason = None
-        r.held.clear()
+        kind, data = close_round(r, phase, clause, reason, now, self.wallets)
         self._next_open_at = now + self.config.round_gap_s
         if phase is Phase.SETTLED:
             self.last_settled = r
-            self._emit(EventKind.ROUND_SETTLED, r.round_id, faces=r.faces, reds=reds, reshakes=r.reshakes, bets=lines)
-        else:
-            kind = EventKind.ROUND_VOIDED if phase is Phase.VOID else EventKind.ROUND_CANCELLED
-            self._emit(kind, r.round_id, clause=clause, reason=reason, reshakes=r.reshakes, bets=lines)
+        self._emit(kind, r.round_id, **data)
 
     # ---------------------------------------------------------------- supervisor
     def pause(self, reason: str) -> None:
