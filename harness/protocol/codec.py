@@ -1,4 +1,8 @@
-"""Encode frames to bytes and decode a byte stream back to frames (docs/protocol.md §2, §3, §8).
+"""The frame layer: encode frames to bytes and decode a byte stream back to frames (docs/protocol.md §2, §3, §8).
+
+This module owns what wraps a message body: version, seq, src, type, the optional round tag and event
+time, the CRC, the length limit and resynchronisation. The value of each field of a message body is
+checked and converted by :mod:`harness.protocol.fields`.
 
 :func:`encode` refuses (raises :class:`EncodeError`) a frame that breaks the protocol, so a bad
 frame never leaves the bench by accident. :class:`FrameDecoder` never raises on input: it resynchronises
@@ -10,36 +14,50 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from harness.protocol.fields import (
+    LAYOUT,
+    MAX_AT_DIGITS,
+    MAX_SEQ,
+    UINT,
+    FieldError,
+    cross_check,
+    enc_at,
+    enc_value,
+    trailing,
+)
 from harness.protocol.messages import (
     CATALOGUE,
-    MESSAGE_TYPES,
     PROTOCOL_VERSION,
     TAGGABLE,
-    BowlOff,
-    Drop,
-    DropItem,
     Frame,
-    Message,
     NakReason,
-    ProblemReason,
-    ReshakeReason,
     Source,
-    VoidClause,
 )
 
+__all__ = [
+    "MAX_AT_DIGITS",
+    "MAX_FRAME",
+    "MAX_SEQ",
+    "NAK_FOR",
+    "EncodeError",
+    "ErrorReason",
+    "FrameDecoder",
+    "FrameError",
+    "crc16",
+    "encode",
+    "encode_body",
+    "parse_frame",
+]
+
 MAX_FRAME = 128
-MAX_SEQ = 65535
-_VALUE = re.compile(r"[A-Za-z0-9._:-]{1,32}\Z")
-_UINT = re.compile(r"(?:0|[1-9][0-9]{0,9})\Z")
 _HEX4 = re.compile(rb"[0-9A-F]{4}\Z")
-_KEY = re.compile(r"[a-z_]+\Z")
-MAX_AT_DIGITS = 32  # an event time is a §2 value: at most 32 characters
-_AT = re.compile(r"(?:0|[1-9][0-9]{0,31})\Z")
+# Bound by assignment, not by the import: CPython 3.11 compiles ``<imported name>.match(...)`` without
+# LOAD_METHOD (a bound method per call), which made parse_frame measurably slower.
+_UINT = UINT
 
 
 def crc16(body: bytes) -> int:
@@ -89,171 +107,6 @@ class FrameError:
         return NAK_FOR.get(self.reason)
 
 
-# --- field value codecs ---------------------------------------------------------------------------
-
-
-class _FieldError(ValueError):
-    pass
-
-
-def _enc_value(v: Any) -> str:
-    if not isinstance(v, str) or not _VALUE.match(v):
-        raise _FieldError(f"must be 1-32 characters of A-Z a-z 0-9 . _ : -, got {v!r}")
-    return v
-
-
-def _enc_uint(limit: int, low: int = 0) -> Callable[[Any], str]:
-    def enc(v: Any) -> str:
-        if type(v) is not int or not low <= v <= limit:
-            raise _FieldError(f"must be a whole number {low}..{limit}, got {v!r}")
-        return str(v)
-
-    return enc
-
-
-def _dec_uint(limit: int, low: int = 0) -> Callable[[str], Any]:
-    def dec(s: str) -> int:
-        if not _UINT.match(s) or not low <= int(s) <= limit:
-            raise _FieldError(f"must be a whole number {low}..{limit}, got {s!r}")
-        return int(s)
-
-    return dec
-
-
-def _enc_bool(v: Any) -> str:
-    if type(v) is not bool:
-        raise _FieldError(f"must be a bool, got {v!r}")
-    return "1" if v else "0"
-
-
-def _dec_bool(s: str) -> bool:
-    if s not in ("0", "1"):
-        raise _FieldError(f"must be 0 or 1, got {s!r}")
-    return s == "1"
-
-
-def _enc_token(v: Any) -> str:
-    if v is None:
-        return "-"
-    if type(v) is not int or not 0 <= v <= 3:
-        raise _FieldError(f"must be a token 0..3 or None, got {v!r}")
-    return str(v)
-
-
-def _dec_token(s: str) -> int | None:
-    if s == "-":
-        return None
-    if s not in ("0", "1", "2", "3"):
-        raise _FieldError(f"must be a token 0..3 or -, got {s!r}")
-    return int(s)
-
-
-def _faces(allowed: str) -> tuple[Callable[[Any], str], Callable[[str], Any]]:
-    def check(v: Any) -> str:
-        if not isinstance(v, str) or len(v) != 4 or any(c not in allowed for c in v):
-            raise _FieldError(f"must be 4 characters of {allowed}, got {v!r}")
-        return v
-
-    return check, check
-
-
-def _enum(cls: type[StrEnum]) -> tuple[Callable[[Any], str], Callable[[str], Any]]:
-    allowed = "|".join(m.value for m in cls)
-
-    def enc(v: Any) -> str:
-        if not isinstance(v, cls):
-            raise _FieldError(f"must be one of {allowed}, got {v!r}")
-        return str(v.value)
-
-    def dec(s: str) -> Any:
-        try:
-            return cls(s)
-        except ValueError:
-            raise _FieldError(f"must be one of {allowed}, got {s!r}") from None
-
-    return enc, dec
-
-
-_Codec = tuple[Callable[[Any], str], Callable[[str], Any]]
-_BY_NAME: dict[str, _Codec] = {
-    "id": (_enc_value, _enc_value),
-    "fw": (_enc_value, _enc_value),
-    "round": (_enc_value, _enc_value),
-    "proto": (_enc_uint(MAX_SEQ, 1), _dec_uint(MAX_SEQ, 1)),
-    "of": (_enc_uint(MAX_SEQ, 1), _dec_uint(MAX_SEQ, 1)),
-    "ms": (_enc_uint(86_400_000), _dec_uint(86_400_000)),
-    "touch": (_enc_bool, _dec_bool),
-    "overlap": (_enc_bool, _dec_bool),
-    "token": (_enc_token, _dec_token),
-    "item": _enum(DropItem),
-    "clause": _enum(VoidClause),
-}
-_BY_CLASS_FIELD: dict[tuple[str, str], _Codec] = {
-    ("Nak", "reason"): _enum(NakReason),
-    ("Problem", "reason"): _enum(ProblemReason),
-    ("LampReshake", "reason"): _enum(ReshakeReason),
-    ("Result", "faces"): _faces("RWSU"),
-    ("ReaderRearranged", "faces"): _faces("RW"),
-}
-
-
-def _layout(cls: type[Message]) -> tuple[tuple[str, _Codec], ...]:
-    out = []
-    for f in fields(cls):
-        codec = _BY_CLASS_FIELD.get((cls.__name__, f.name)) or _BY_NAME[f.name]
-        out.append((f.name, codec))
-    return tuple(out)
-
-
-_LAYOUT: dict[type[Message], tuple[tuple[str, _Codec], ...]] = {cls: _layout(cls) for cls in MESSAGE_TYPES}
-
-
-def _enc_at(v: Any) -> str:
-    if type(v) is not int or v < 0 or len(str(v)) > MAX_AT_DIGITS:
-        raise _FieldError(f"at: must be a whole number of milliseconds, 0 or more, at most 32 digits, got {v!r}")
-    return str(v)
-
-
-_OPTIONAL = ("round", "at")  # the optional trailing fields of a device data message, in wire order
-
-
-def _trailing(cls: type[Message], extra: list[str]) -> tuple[str | None, int | None]:
-    """The optional round tag and event time among the fields after the catalogue's (docs/protocol.md §6,
-    revisions 1.1 and 1.2): ``(None, None)`` when ``extra`` holds neither (any other surplus is left for the
-    field-count check). Raises _FieldError naming the field when one is misplaced, repeated or malformed."""
-    keys = [item.partition("=")[0] for item in extra]
-    if not any(k in _OPTIONAL for k in keys):
-        return None, None
-    if cls not in TAGGABLE:
-        name = next(k for k in keys if k in _OPTIONAL)
-        raise _FieldError(f"{name}: only device data messages (not HELLO, not the lamp) carry round= or at=")
-    for name in _OPTIONAL:
-        if keys.count(name) > 1:
-            raise _FieldError(f"{name}: given {keys.count(name)} times, at most once")
-    if keys == ["at", "round"]:
-        raise _FieldError("at: must come after round (catalogue fields, then round=, then at=)")
-    if keys not in (["round"], ["at"], ["round", "at"]):
-        raise _FieldError(f"{' '.join(extra)!r}: after the catalogue's fields only round=<id> then at=<ms> may follow")
-    values = {key: item.partition("=")[2] for key, item in zip(keys, extra, strict=True)}
-    tag = values.get("round")
-    if tag is not None and not _VALUE.match(tag):
-        raise _FieldError(f"round: {tag!r} is not a value (§2)")
-    text = values.get("at")
-    if text is not None and not _AT.match(text):
-        raise _FieldError(
-            f"at: {text!r} is not a whole number of milliseconds (no sign, no leading zeros, 1-32 digits)"
-        )
-    return tag, None if text is None else int(text)
-
-
-def _cross_check(msg: Message) -> None:
-    """Rules between fields of one message (docs/protocol.md §6)."""
-    if isinstance(msg, BowlOff) and (msg.touch != (msg.token is not None)):
-        raise _FieldError("token: must be 0..3 when touch=1 and - when touch=0")
-    if isinstance(msg, Drop) and ((msg.item is DropItem.TOKEN) != (msg.token is not None)):
-        raise _FieldError("token: must be 0..3 when item=token and - otherwise")
-
-
 # --- encoding -------------------------------------------------------------------------------------
 
 
@@ -261,7 +114,7 @@ def encode_body(frame: Frame) -> bytes:
     """The frame's body (between ``$`` and ``*``). Raises :class:`EncodeError` for an invalid frame."""
     msg = frame.message
     cls = type(msg)
-    if cls not in _LAYOUT:
+    if cls not in LAYOUT:
         raise EncodeError(f"not a protocol message: {cls.__name__}")
     if frame.src not in cls.SOURCES:
         allowed = ", ".join(sorted(s.value for s in cls.SOURCES))
@@ -274,24 +127,24 @@ def encode_body(frame: Frame) -> bytes:
         raise EncodeError(f"{cls.TYPE} is a data frame: seq must be 1..{MAX_SEQ}, got {frame.seq!r}")
     parts = [str(frame.version), str(frame.seq), frame.src.value, cls.TYPE]
     try:
-        for name, (enc, _dec) in _LAYOUT[cls]:
+        for name, (enc, _dec) in LAYOUT[cls]:
             try:
                 parts.append(f"{name}={enc(getattr(msg, name))}")
-            except _FieldError as exc:
-                raise _FieldError(f"{name}: {exc}") from None
-        _cross_check(msg)
+            except FieldError as exc:
+                raise FieldError(f"{name}: {exc}") from None
+        cross_check(msg)
         if frame.round is not None:
             if cls not in TAGGABLE:
-                raise _FieldError("round: only device data messages (not HELLO, not the lamp) carry a round tag")
+                raise FieldError("round: only device data messages (not HELLO, not the lamp) carry a round tag")
             try:
-                parts.append(f"round={_enc_value(frame.round)}")
-            except _FieldError as exc:
-                raise _FieldError(f"round: {exc}") from None
+                parts.append(f"round={enc_value(frame.round)}")
+            except FieldError as exc:
+                raise FieldError(f"round: {exc}") from None
         if frame.at is not None:
             if cls not in TAGGABLE:
-                raise _FieldError("at: only device data messages (not HELLO, not the lamp) carry an event time")
-            parts.append(f"at={_enc_at(frame.at)}")
-    except _FieldError as exc:
+                raise FieldError("at: only device data messages (not HELLO, not the lamp) carry an event time")
+            parts.append(f"at={enc_at(frame.at)}")
+    except FieldError as exc:
         raise EncodeError(f"{frame.src!s} {cls.TYPE}: {exc}") from None
     return " ".join(parts).encode("ascii")
 
@@ -343,11 +196,11 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
     if (seq == 0) != cls.CONTROL:
         what = "0 for a control frame" if cls.CONTROL else "1..65535 for a data frame"
         return FrameError(ErrorReason.SYNTAX, raw, f"{cls.TYPE}: seq must be {what}, got {seq}", seq, src)
-    layout = _LAYOUT[cls]
+    layout = LAYOUT[cls]
     given = parts[4:]
     try:
-        tag, at = _trailing(cls, given[len(layout) :])
-    except _FieldError as exc:
+        tag, at = trailing(cls, given[len(layout) :])
+    except FieldError as exc:
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
     if tag is not None or at is not None:
         del given[len(layout) :]
@@ -359,14 +212,14 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         for (name, (_enc, dec)), item in zip(layout, given, strict=True):
             key, eq, value = item.partition("=")
             if key != name or not eq:
-                raise _FieldError(f"expected field {name}=..., got {item!r}")
+                raise FieldError(f"expected field {name}=..., got {item!r}")
             try:
                 values[name] = dec(value)
-            except _FieldError as exc:
-                raise _FieldError(f"{name}: {exc}") from None
+            except FieldError as exc:
+                raise FieldError(f"{name}: {exc}") from None
         msg = cls(**values)
-        _cross_check(msg)
-    except _FieldError as exc:
+        cross_check(msg)
+    except FieldError as exc:
         return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
     return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION, round=tag, at=at)
 
