@@ -8,6 +8,11 @@ it is listening. Players bet over HTTP (``POST /v1/bets``) and are *connected* w
 
 With ``server.kind: url`` (a staging server already running) nothing is started: ``options`` must give
 ``players`` (id → token) and ``supervisor_token``; a lab would normally write its own adapter instead.
+
+Fault injection's interface (``harness.faults.fault_adapters``): :meth:`HttpAdapter.kill_server` (SIGKILL),
+:meth:`HttpAdapter.restart_server` (the same command line again, on a new port), :attr:`HttpAdapter.server_up`,
+:attr:`HttpAdapter.address` (where the server listens now) and :meth:`HttpAdapter.player_address` (where a
+player's requests and event stream go: a subclass routes them through a proxy by overriding it).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -43,6 +49,7 @@ from harness.adapters.reference_events import bet_row, round_event
 
 START_TIMEOUT_S = 20.0
 HTTP_TIMEOUT_S = 10.0
+PUMP_JOIN_S = 2.0  # at stop: how long to wait for an ended process's stdout reader to reach the end
 SUPERVISOR = "bench-supervisor"
 
 
@@ -64,6 +71,9 @@ class HttpAdapter(GameServerAdapter):
         self._after = 0
         self._trace: Path | None = None
         self._stderr = ""
+        self._argv: list[str] = []  # the command line of the process kill_server ended (for restart_server)
+        self._dead: list[subprocess.Popen[str]] = []  # processes ended by kill_server; their pipes close at stop
+        self._pumps: list[threading.Thread] = []  # one stdout reader per process started
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -101,8 +111,13 @@ class HttpAdapter(GameServerAdapter):
             self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         except OSError as exc:
             raise AdapterError("start_failed", f"cannot run {command[0]!r}: {exc.strerror}") from None
-        threading.Thread(target=self._pump, daemon=True).start()
+        self._start_pump()
         self._port = self._wait_listening()
+
+    def _start_pump(self) -> None:
+        pump = threading.Thread(target=self._pump, daemon=True)
+        self._pumps.append(pump)
+        pump.start()
 
     def _pump(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
@@ -129,20 +144,91 @@ class HttpAdapter(GameServerAdapter):
         for player in list(self._streams):
             self.disconnect(player)
         proc, self._proc = self._proc, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
         try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        with contextlib.suppress(Exception):
-            self._stderr = proc.stderr.read() if proc.stderr else ""
+            if proc is None or proc.poll() is not None:
+                return
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            with contextlib.suppress(Exception):
+                self._stderr = proc.stderr.read() if proc.stderr else ""
+        finally:
+            self._close_pipes([*self._dead, *([proc] if proc is not None else [])])
+            self._dead.clear()
+
+    def _close_pipes(self, procs: list[subprocess.Popen[str]]) -> None:
+        """Close the pipes of ended processes, once their stdout readers have seen the end (bounded wait)."""
+        for pump in self._pumps:
+            pump.join(timeout=PUMP_JOIN_S)
+        self._pumps = [p for p in self._pumps if p.is_alive()]
+        for proc in procs:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    # ------------------------------------------------------------------ kill -9 and restart
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the server listens now, direct (host, port): the port changes on :meth:`restart_server`; port 0
+        before :meth:`start`."""
+        return self._host, self._port
+
+    def player_address(self, player_id: str) -> tuple[str, int]:
+        """Where ``player_id``'s bets and event stream go: :attr:`address` here. A subclass overrides this to
+        route a player through a proxy; the supervisor and the record reads always go to :attr:`address`."""
+        return self.address
+
+    @property
+    def server_up(self) -> bool:
+        """True while the server process this adapter started runs: False before :meth:`start`, after
+        :meth:`stop`, between :meth:`kill_server` and :meth:`restart_server`, and when attached by ``url`` (this
+        adapter then owns no process)."""
+        return self._proc is not None and self._proc.poll() is None
+
+    def kill_server(self) -> None:
+        """SIGKILL the server process (no shutdown: only what it committed to its ``--db`` survives), after
+        dropping every player's stream; waits (at most 10 s) until it has exited, and keeps its command line for
+        :meth:`restart_server`. Does nothing when this adapter started no process (``url``) or after
+        :meth:`stop`."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._argv = [str(a) for a in proc.args] if isinstance(proc.args, list | tuple) else []
+        for player in list(self._streams):
+            self.disconnect(player)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+        self._dead.append(proc)  # its stdout is left to its pump thread (reads to EOF); closed at stop
+
+    def restart_server(self) -> None:
+        """Run the killed server's command line again (the same ``--db``, config, trace and device lines) and
+        wait (at most :data:`START_TIMEOUT_S`) until it listens; :attr:`address` then has its new port. Players
+        must connect again. Does nothing while the server is up, or when :meth:`kill_server` never ran.
+
+        Raises:
+            AdapterError: ``start_failed`` when the command cannot be run, exits, or does not listen in time.
+        """
+        if self.server_up or not self._argv:
+            return
+        try:
+            self._proc = subprocess.Popen(self._argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            raise AdapterError("start_failed", f"cannot restart the server: {exc.strerror}") from None
+        self._start_pump()
+        self._port = self._wait_listening()
 
     # ------------------------------------------------------------------ HTTP
-    def _call(self, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=HTTP_TIMEOUT_S)
+    def _call(
+        self, method: str, path: str, token: str, body: Any = None, to: tuple[str, int] | None = None
+    ) -> tuple[int, Any]:
+        host, port = self.address if to is None else to
+        conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         try:
             conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
@@ -167,7 +253,8 @@ class HttpAdapter(GameServerAdapter):
     def connect(self, player_id: str) -> None:
         if player_id in self._streams:
             return
-        url = f"ws://{self._host}:{self._port}/v1/stream?token={self._token(player_id)}"
+        host, port = self.player_address(player_id)
+        url = f"ws://{host}:{port}/v1/stream?token={self._token(player_id)}"
         stack = contextlib.ExitStack()
         try:
             ws = stack.enter_context(connect(url, open_timeout=HTTP_TIMEOUT_S, max_queue=None))
@@ -199,7 +286,7 @@ class HttpAdapter(GameServerAdapter):
             self._send_and_drop(player_id, body)
             self.disconnect(player_id)
             return base
-        status, data = self._call("POST", "/v1/bets", self._token(player_id), body)
+        status, data = self._call("POST", "/v1/bets", self._token(player_id), body, self.player_address(player_id))
         if status in (200, 201):
             bet = data["bet"]
             return BetReply(
@@ -217,7 +304,8 @@ class HttpAdapter(GameServerAdapter):
 
     def _send_and_drop(self, player_id: str, body: dict[str, Any]) -> None:
         """Send the request and close the socket without reading the answer (the player's network drops)."""
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=HTTP_TIMEOUT_S)
+        host, port = self.player_address(player_id)
+        conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
         headers = {"Authorization": f"Bearer {self._token(player_id)}", "Content-Type": "application/json"}
         try:
             conn.request("POST", "/v1/bets", body=json.dumps(body), headers=headers)

@@ -7,6 +7,11 @@ table events travel as encoded frames through both codecs, as on a real bench. A
 lines every :data:`SERVICE_S` sim seconds, feeds reports to the engine, ticks it, stores its events in an
 in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``).
 
+Fault injection's interface (``harness.faults.fault_adapters``): :meth:`InProcessAdapter.kill_server` stops the
+server as a kill -9 would (only the ledger survives), :meth:`InProcessAdapter.restart_server` starts a new one on
+the ledger, :attr:`InProcessAdapter.server_up` says which; every player and supervisor call fails with
+``unreachable`` in between.
+
 This is one of the two harness modules allowed to import ``gameserver`` (the oracle never does).
 """
 
@@ -64,6 +69,9 @@ class InProcessAdapter(GameServerAdapter):
         self._connected: set[str] = set()
         self._env: simpy.Environment | None = None
         self._next_bet = 0
+        self._heartbeat_s = 3.0
+        self._up = True
+        self._generation = 0  # bumped by each kill: a line service started before it stops
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -83,6 +91,7 @@ class InProcessAdapter(GameServerAdapter):
             if not isinstance(transport, Transport):
                 raise AdapterError("bad_setup", f"device {name}: the in-process server needs a transport object")
             self._ports.append(_Port(name, transport, env.now, setup.heartbeat_s))
+        self._heartbeat_s = setup.heartbeat_s
         self._flush()
         env.process(self._serve())
 
@@ -92,15 +101,70 @@ class InProcessAdapter(GameServerAdapter):
 
     @property
     def engine(self) -> RoundEngine:
+        """The running server's round engine (after :meth:`kill_server`: the dead one's, no longer ticked).
+
+        Raises:
+            AdapterError: ``not_started`` before :meth:`start`.
+        """
         if self._engine is None:
             raise AdapterError("not_started", "the in-process server was not started")
         return self._engine
 
+    # ------------------------------------------------------------------ kill -9 and restart
+    @property
+    def server_up(self) -> bool:
+        """False between :meth:`kill_server` and :meth:`restart_server`, True otherwise."""
+        return self._up
+
+    def kill_server(self) -> None:
+        """Stop the server as a kill -9 would: only the ledger survives (everything the engine committed, as a
+        SQLite WAL would hold it). The device lines are not serviced from the next service step on, every
+        player's session is dropped, and until :meth:`restart_server` every player and supervisor call raises
+        ``AdapterError("unreachable")`` (:meth:`disconnect` still works). Killing a dead server changes nothing
+        more."""
+        self._up = False
+        self._generation += 1
+        self._connected.clear()
+
+    def restart_server(self) -> None:
+        """Start a new server on the ledger, as a new process would: the engine is rebuilt from the ledger's
+        snapshot and applies the restart policy (``recover_after_restart``: a round in progress is cancelled and
+        refunded; its events are recorded), every device line gets a fresh link, decoder and device clock (no
+        clock offset learnt yet), and the lines are serviced again. Players must connect again. Does nothing
+        while the server is up.
+
+        Raises:
+            AdapterError: ``not_started`` when :meth:`start` never ran.
+        """
+        if self._up:
+            return
+        env = self._env
+        if env is None or self._engine is None:
+            raise AdapterError("not_started", "the in-process server was not started")
+        engine = RoundEngine(self._engine.config, lambda: float(env.now), self._ledger.snapshot())
+        engine.recover_after_restart()
+        self._engine = engine
+        now = float(env.now)
+        for port in self._ports:
+            port.link = ServerLink(port.name, now, self._heartbeat_s)
+            port.decoder = Decoder()
+            port.clock = DeviceClock()  # a restarted server has learnt no line's clock offset yet
+        self._up = True
+        self._flush()
+        env.process(self._serve())
+
+    def _require_up(self) -> None:
+        if not self._up:
+            raise AdapterError("unreachable", "the server is down (killed)")
+
     # ------------------------------------------------------------------ the device lines
     def _serve(self) -> Generator[simpy.Event, Any, None]:
+        """Service the lines every :data:`SERVICE_S` until the server is killed (a later restart starts a new
+        service; this one stops at its next step)."""
         assert self._env is not None
         env = self._env
-        while True:
+        generation = self._generation
+        while self._up and generation == self._generation:
             now = float(env.now)
             for port in self._ports:
                 self._service(port, now)
@@ -149,6 +213,7 @@ class InProcessAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:
+        self._require_up()
         if self.engine.wallets.get(player_id) is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
         self._connected.add(player_id)
@@ -159,6 +224,7 @@ class InProcessAdapter(GameServerAdapter):
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
     ) -> BetReply:
+        self._require_up()
         if player_id not in self._connected:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
         base = BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, confirmed=not lose_reply)
@@ -181,6 +247,7 @@ class InProcessAdapter(GameServerAdapter):
         )
 
     def supervise(self, action: str, reason: str = "") -> None:
+        self._require_up()
         engine = self.engine
         try:
             if action == "open":
@@ -200,12 +267,15 @@ class InProcessAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
+        self._require_up()
         return list(self._events)
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        self._require_up()
         return [bet_row(bet.record(rnd)) for bet, rnd in self._ledger.bets(player_id)]
 
     def balance(self, player_id: str) -> int:
+        self._require_up()
         value = self._ledger.balance(player_id)
         if value is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")

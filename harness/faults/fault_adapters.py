@@ -5,31 +5,29 @@ end of each serial line wrapped in :class:`harness.transports.faults.FaultyTrans
 :class:`harness.adapters.base.GameServerAdapter`; a lab adapter that implements it gets server-kill faults
 too. :func:`faultable_adapter_path` maps the reference adapters onto the subclasses here.
 
-- :class:`FaultableInProcessAdapter`: *kill* drops the engine (everything committed is in the ledger, as a
-  SQLite WAL would hold it; nothing else survives) and makes every call fail with ``unreachable``; *restart*
-  rebuilds the engine from the ledger snapshot and applies the restart policy (``recover_after_restart``:
-  a round in progress is cancelled and refunded), with fresh device links, as a new process would.
-- :class:`FaultableHttpAdapter`: *kill* sends SIGKILL to the server process; *restart* runs the same command
-  line again (same ``--db``), on a new port.
+The reference adapters implement kill and restart themselves, as public methods with documented guarantees
+(``kill_server``, ``restart_server``, ``server_up``; for HTTP also ``address`` and ``player_address``); the
+subclasses here only add what belongs to fault injection and use nothing else of their parents':
+
+- :class:`FaultableInProcessAdapter`: wraps each device line for serial faults. *kill* drops the engine
+  (everything committed is in the ledger; nothing else survives) and makes every call fail with ``unreachable``;
+  *restart* rebuilds the engine from the ledger and applies the restart policy (``recover_after_restart``: a
+  round in progress is cancelled and refunded), with fresh device links, as a new process would.
+- :class:`FaultableHttpAdapter`: routes each player through a :class:`FaultProxy`. *kill* sends SIGKILL to the
+  server process; *restart* runs the same command line again (same ``--db``), on a new port, and points the
+  proxies at it.
 """
 
 from __future__ import annotations
 
-import os
 import random
-import signal
-import subprocess
-import threading
 from collections.abc import Generator, Mapping
+from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
-from gameserver.device_clock import DeviceClock
-from gameserver.engine import RoundEngine
-from gameserver.link import ServerLink
-from gameserver.protocol import Decoder
-from harness.adapters.base import AdapterError, BetRecordRow, BetReply, RoundEvent, ServerSetup
+from harness.adapters.base import ServerSetup
 from harness.adapters.reference_http_adapter import HttpAdapter
 from harness.adapters.reference_inprocess_adapter import SERVICE_S, InProcessAdapter
 from harness.faults.proxy import FaultProxy, ProxyHub
@@ -76,16 +74,15 @@ def faultable_adapter_path(path: str) -> str:
 
 
 class FaultableInProcessAdapter(InProcessAdapter):
-    """See the module docstring. Options: ``fault_seed`` seeds the serial-fault random stream;
-    ``serial_faults: false`` leaves the lines unwrapped (a wrapped line with no fault active passes every byte
-    through unchanged and at once, so the history is the same either way; unwrapped is faster)."""
+    """The in-process reference server with its device lines wrapped for serial faults (kill and restart are
+    :meth:`InProcessAdapter.kill_server` / :meth:`InProcessAdapter.restart_server`). Options: ``fault_seed``
+    seeds the serial-fault random stream; ``serial_faults: false`` leaves the lines unwrapped (a wrapped line with
+    no fault active passes every byte through unchanged and at once, so the history is the same either way;
+    unwrapped is faster)."""
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
-        self._up = True
         self._faulty: dict[str, FaultyTransport] = {}
-        self._heartbeat_s = 3.0
-        self._generation = 0
 
     def start(self, setup: ServerSetup) -> None:
         rng = random.Random(f"{self.options.get('fault_seed', 0)}/serial")
@@ -98,11 +95,11 @@ class FaultableInProcessAdapter(InProcessAdapter):
                 wrapped[name] = ft
             else:
                 wrapped[name] = transport
-        self._heartbeat_s = setup.heartbeat_s
-        super().start(_with_devices(setup, wrapped))
+        super().start(replace(setup, devices=wrapped))
         setup.env.process(self._tick_faulty(setup.env))
 
     def _tick_faulty(self, env: simpy.Environment) -> Generator[simpy.Event, Any, None]:
+        """Deliver the delayed or sliced writes of the wrapped lines when their time comes (runs for good)."""
         while True:
             now = float(env.now)
             for ft in self._faulty.values():
@@ -110,77 +107,14 @@ class FaultableInProcessAdapter(InProcessAdapter):
                     ft.tick(now)
             yield env.timeout(SERVICE_S)
 
-    def _serve(self) -> Generator[simpy.Event, Any, None]:
-        assert self._env is not None
-        generation = self._generation
-        inner = super()._serve()
-        while self._up and generation == self._generation:
-            yield next(inner)
-
-    # ------------------------------------------------------------------ Faultable
-    @property
-    def server_up(self) -> bool:
-        return self._up
-
     def serial_port(self, device: str) -> FaultyTransport | None:
+        """The wrapped server end of ``device``'s line; None when it is not wrapped (``serial_faults: false``)."""
         return self._faulty.get(device)
-
-    def kill_server(self) -> None:
-        self._up = False
-        self._generation += 1
-        self._connected.clear()
-
-    def restart_server(self) -> None:
-        if self._up:
-            return
-        env = self._env
-        assert env is not None and self._engine is not None
-        engine = RoundEngine(self._engine.config, lambda: float(env.now), self._ledger.snapshot())
-        engine.recover_after_restart()
-        self._engine = engine
-        now = float(env.now)
-        for port in self._ports:
-            port.link = ServerLink(port.name, now, self._heartbeat_s)
-            port.decoder = Decoder()
-            port.clock = DeviceClock()  # a restarted server has learnt no line's clock offset yet
-        self._up = True
-        self._flush()
-        env.process(self._serve())
-
-    def _require_up(self) -> None:
-        if not self._up:
-            raise AdapterError("unreachable", "the server is down (killed)")
-
-    # ------------------------------------------------------------------ every call fails while down
-    def connect(self, player_id: str) -> None:
-        self._require_up()
-        super().connect(player_id)
-
-    def place_bet(
-        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
-    ) -> BetReply:
-        self._require_up()
-        return super().place_bet(player_id, client_bet_id, bet_type, stake, lose_reply=lose_reply)
-
-    def supervise(self, action: str, reason: str = "") -> None:
-        self._require_up()
-        super().supervise(action, reason)
-
-    def round_events(self) -> list[RoundEvent]:
-        self._require_up()
-        return super().round_events()
-
-    def bet_record(self, player_id: str) -> list[BetRecordRow]:
-        self._require_up()
-        return super().bet_record(player_id)
-
-    def balance(self, player_id: str) -> int:
-        self._require_up()
-        return super().balance(player_id)
 
 
 class FaultableHttpAdapter(HttpAdapter):
-    """See the module docstring. Serial faults are not available here (the server owns its pty ends).
+    """The reference server as a process (kill and restart are :meth:`HttpAdapter.kill_server` /
+    :meth:`HttpAdapter.restart_server`). Serial faults are not available here (the server owns its pty ends).
 
     Each player's requests and event stream go through their own :class:`FaultProxy` on loopback (option
     ``player_proxy: false`` turns that off); the supervisor and the final read go direct.
@@ -188,8 +122,6 @@ class FaultableHttpAdapter(HttpAdapter):
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
-        self._argv: list[str] = []
-        self._dead: list[subprocess.Popen[str]] = []
         self._hub: ProxyHub | None = None
         self._proxies: dict[str, FaultProxy] = {}
 
@@ -197,86 +129,34 @@ class FaultableHttpAdapter(HttpAdapter):
         super().start(setup)
         if self.options.get("player_proxy", True):
             self._hub = ProxyHub()
-            self._proxies = {p.player_id: self._hub.proxy(self._host, self._port) for p in setup.players}
+            host, port = self.address
+            self._proxies = {p.player_id: self._hub.proxy(host, port) for p in setup.players}
 
     def stop(self) -> None:
-        live = self._proc
         try:
             super().stop()
         finally:
-            if live is not None:
-                self._dead.append(live)  # HttpAdapter.stop leaves its pipes open (ResourceWarning)
-            for proc in self._dead:
-                for stream in (proc.stdout, proc.stderr):
-                    if stream is not None:
-                        stream.close()
-            self._dead.clear()
             if self._hub is not None:
                 self._hub.close()
                 self._hub = None
 
     def player_proxy(self, player_id: str) -> FaultProxy | None:
+        """The player's proxy, or None when players are not proxied."""
         return self._proxies.get(player_id)
 
-    def _through(self, player_id: str) -> int:
-        """Point this adapter at the player's proxy; returns the direct port to restore."""
-        direct = self._port
+    def player_address(self, player_id: str) -> tuple[str, int]:
+        """The player's proxy on loopback when the player has one, else the server's address."""
         proxy = self._proxies.get(player_id)
-        if proxy is not None:
-            self._port = proxy.port
-        return direct
-
-    def connect(self, player_id: str) -> None:
-        direct = self._through(player_id)
-        try:
-            super().connect(player_id)
-        finally:
-            self._port = direct
-
-    def place_bet(
-        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
-    ) -> BetReply:
-        direct = self._through(player_id)
-        try:
-            return super().place_bet(player_id, client_bet_id, bet_type, stake, lose_reply=lose_reply)
-        finally:
-            self._port = direct
-
-    @property
-    def server_up(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        host, port = self.address
+        return (host, port) if proxy is None else (host, proxy.port)
 
     def serial_port(self, device: str) -> FaultyTransport | None:
+        """Always None: the server process opens its own ends of the device lines."""
         return None
 
-    def kill_server(self) -> None:
-        proc = self._proc
-        if proc is None:
-            return
-        self._argv = [str(a) for a in proc.args] if isinstance(proc.args, list | tuple) else []
-        for player in list(self._streams):
-            self.disconnect(player)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-        if proc.stderr is not None:
-            proc.stderr.close()
-        self._dead.append(proc)  # its stdout is left to its pump thread (reads to EOF); closed at stop
-
     def restart_server(self) -> None:
-        if self.server_up or not self._argv:
-            return
-        try:
-            self._proc = subprocess.Popen(self._argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        except OSError as exc:
-            raise AdapterError("start_failed", f"cannot restart the server: {exc.strerror}") from None
-        threading.Thread(target=self._pump, daemon=True).start()
-        self._port = self._wait_listening()
+        """:meth:`HttpAdapter.restart_server`, then point every player's proxy at the server's new port."""
+        super().restart_server()
+        host, port = self.address
         for proxy in self._proxies.values():
-            proxy.retarget(self._host, self._port)
-
-
-def _with_devices(setup: ServerSetup, devices: Mapping[str, Any]) -> ServerSetup:
-    from dataclasses import replace
-
-    return replace(setup, devices=devices)
+            proxy.retarget(host, port)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import simpy
 
+from gameserver.model import Phase
 from harness.adapters import AdapterError, PlayerSpec, ServerSetup, load_adapter
 from harness.adapters.reference_http_adapter import HttpAdapter
 from harness.adapters.reference_inprocess_adapter import InProcessAdapter
@@ -102,3 +103,93 @@ def test_in_process_adapter_refuses_url_devices(tmp_path: Path) -> None:
     setup = dataclasses.replace(_setup(tmp_path), devices={"bowl": "/dev/ttyUSB0"})
     with pytest.raises(AdapterError, match="device bowl: the in-process server needs a transport object"):
         InProcessAdapter({}).start(setup)
+
+
+# ---------------------------------------------------------------------- kill -9 and restart (fault injection)
+UNREACHABLE_CALLS = [
+    ("connect", ("alice",)),
+    ("place_bet", ("alice", "a-9", "big", 100)),
+    ("supervise", ("open",)),
+    ("round_events", ()),
+    ("bet_record", ("alice",)),
+    ("balance", ("alice",)),
+]
+
+
+def test_in_process_kill_keeps_only_the_ledger_and_restart_cancels_the_round(tmp_path: Path) -> None:
+    setup = _setup(tmp_path)
+    adapter = InProcessAdapter({})
+    adapter.start(setup)
+    adapter.connect("alice")
+    adapter.supervise("open")
+    assert adapter.place_bet("alice", "a-1", "big", 1_000).accepted
+    setup.env.run(until=1.0)
+    dead = adapter.engine
+    adapter.kill_server()
+    assert not adapter.server_up
+    for name, call_args in UNREACHABLE_CALLS:
+        with pytest.raises(AdapterError) as err:
+            getattr(adapter, name)(*call_args)
+        assert err.value.code == "unreachable", name
+    adapter.disconnect("alice")  # still allowed
+    setup.env.run(until=60.0)  # betting_s is 30: a serviced engine would have closed betting by now
+    assert dead.active is not None and dead.active.phase is Phase.BETTING
+    adapter.restart_server()
+    assert adapter.server_up and adapter.engine is not dead
+    events = [(e.round_id, e.kind, e.clause) for e in adapter.round_events()]
+    assert events == [("1", "opened", ""), ("1", "cancelled", "ERR-3")]
+    (row,) = adapter.bet_record("alice")
+    assert (row.result, row.returned, row.round_status) == ("refund", 1_000, "cancelled")
+    assert adapter.balance("alice") == 10_000
+    with pytest.raises(AdapterError, match="not_connected"):  # sessions did not survive the kill
+        adapter.place_bet("alice", "a-2", "big", 100)
+    adapter.restart_server()  # up: nothing happens
+    assert len(adapter.round_events()) == 2
+    adapter.connect("alice")
+    adapter.supervise("open")
+    assert adapter.place_bet("alice", "a-3", "big", 100).round_id == "2"
+
+
+def test_in_process_restart_before_start_is_refused() -> None:
+    adapter = InProcessAdapter({})
+    adapter.kill_server()
+    with pytest.raises(AdapterError) as err:
+        adapter.restart_server()
+    assert err.value.code == "not_started"
+
+
+def test_http_kill_and_restart_on_the_same_database(tmp_path: Path) -> None:
+    adapter = HttpAdapter({})
+    assert not adapter.server_up
+    adapter.restart_server()  # never killed: nothing to restart
+    assert not adapter.server_up
+    adapter.start(_setup(tmp_path))
+    try:
+        host, port = adapter.address
+        assert adapter.server_up and port > 0 and adapter.player_address("alice") == (host, port)
+        adapter.connect("alice")
+        adapter.supervise("open")
+        assert adapter.place_bet("alice", "a-1", "big", 1_000).accepted
+        adapter.kill_server()
+        assert not adapter.server_up
+        with pytest.raises(AdapterError, match="not_connected"):  # the kill dropped the player's stream
+            adapter.place_bet("alice", "a-2", "big", 100)
+        with pytest.raises(AdapterError) as err:
+            adapter.balance("alice")
+        assert err.value.code == "unreachable"
+        adapter.restart_server()
+        assert adapter.server_up and adapter.address[1] > 0
+        events = [(e.round_id, e.kind, e.clause) for e in adapter.round_events()]
+        assert events == [("1", "opened", ""), ("1", "cancelled", "ERR-3")]
+        (row,) = adapter.bet_record("alice")
+        assert (row.result, row.returned, row.round_status) == ("refund", 1_000, "cancelled")
+        assert adapter.balance("alice") == 10_000
+        address = adapter.address
+        adapter.restart_server()  # up: nothing happens
+        assert adapter.address == address
+        adapter.connect("alice")
+        assert adapter.place_bet("alice", "a-3", "big", 100).code == "betting_closed"  # no round open
+    finally:
+        adapter.stop()
+    assert not adapter.server_up
+    adapter.stop()  # idempotent
