@@ -100,22 +100,28 @@ class RandomIncidents:
         self._mistakes: Stream = streams.stream(Subsystem.DEALER, 1)
         self._problems: Stream = streams.stream(Subsystem.PROBLEMS)
         self._resolve = profile.problems.resolve.bind(self._problems)
+        mu, mistake, _, _ = self._mistakes.buffers()
+        pu, problem_u, _, _ = self._problems.buffers()
+        self._draw_plan = (mu, mistake, pu, problem_u)
+        self._p_forget, self._p_early = profile.mistakes.forget_shake, profile.mistakes.early_lift
+        self._p_problem = profile.problems.rate
         tk, sh = profile.tokens, profile.shaker
         self._p_red = tk.p_red
         self._p_token = (tk.p_standing, tk.p_fall, tk.p_overlap)
         self._p_shaker = (sh.p_drop_bowl, sh.p_drop_plate, sh.p_touch)
 
     def round_plan(self, round_no: int) -> RoundPlan:
-        m = self.profile.mistakes
-        u = self._mistakes.random
-        forget = u() < m.forget_shake
-        early_u, early_at = u(), u()
-        pr = self.profile.problems
-        p = self._problems.random
-        has_problem, after_u = p(), p()
+        # Five uniforms in a fixed order (forget, early, early's moment; problem, its moment) and the resolve time,
+        # whatever the answer; buffer pops written out as the bound samplers do (Stream.buffers).
+        mu, mistake, pu, problem_u = self._draw_plan
+        forget = (mu.pop() if mu else mistake()) < self._p_forget
+        early_u = mu.pop() if mu else mistake()
+        early_at = mu.pop() if mu else mistake()
+        has_problem = pu.pop() if pu else problem_u()
+        after_u = pu.pop() if pu else problem_u()
         resolve = self._resolve()
-        early = early_at if early_u < m.early_lift else None
-        if has_problem < pr.rate:
+        early = early_at if early_u < self._p_early else None
+        if has_problem < self._p_problem:
             problem = Problem(after_u * self.profile.table.betting_period, resolve)
             return RoundPlan(forget, early, problem)
         if forget or early is not None:
