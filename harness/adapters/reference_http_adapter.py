@@ -7,7 +7,9 @@ it is listening. Players bet over HTTP (``POST /v1/bets``) and are *connected* w
 (``/v1/stream``) is open; round events are read from the supervisor's ``/v1/events`` log.
 
 With ``server.kind: url`` (a staging server already running) nothing is started: ``options`` must give
-``players`` (id → token) and ``supervisor_token``; a lab would normally write its own adapter instead.
+``players`` (id → token) and ``supervisor_token``; a lab would normally write its own adapter instead. Attached
+so, the adapter takes the server as up from :meth:`HttpAdapter.start` to :meth:`HttpAdapter.stop` (a dead server
+shows as failing calls) and cannot kill or restart it (:attr:`HttpAdapter.can_restart` is False).
 
 Fault injection's interface (``harness.faults.fault_adapters``): :meth:`HttpAdapter.kill_server` (SIGKILL),
 :meth:`HttpAdapter.restart_server` (the same command line again, on a new port), :attr:`HttpAdapter.server_up`,
@@ -74,6 +76,7 @@ class HttpAdapter(GameServerAdapter):
         self._argv: list[str] = []  # the command line of the process kill_server ended (for restart_server)
         self._dead: list[subprocess.Popen[str]] = []  # processes ended by kill_server; their pipes close at stop
         self._pumps: list[threading.Thread] = []  # one stdout reader per process started
+        self._attached = False  # started with ``url``: between start and stop, up by definition
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -81,6 +84,7 @@ class HttpAdapter(GameServerAdapter):
         if url:
             parts = urlsplit(url)
             self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+            self._attached = True
             return
         self._boss = "boss-" + setup.workdir.name
         self._tokens = {p.player_id: f"tok-{i}-{setup.workdir.name}" for i, p in enumerate(setup.players)}
@@ -143,6 +147,7 @@ class HttpAdapter(GameServerAdapter):
     def stop(self) -> None:
         for player in list(self._streams):
             self.disconnect(player)
+        self._attached = False
         proc, self._proc = self._proc, None
         try:
             if proc is None or proc.poll() is not None:
@@ -183,10 +188,19 @@ class HttpAdapter(GameServerAdapter):
 
     @property
     def server_up(self) -> bool:
-        """True while the server process this adapter started runs: False before :meth:`start`, after
-        :meth:`stop`, between :meth:`kill_server` and :meth:`restart_server`, and when attached by ``url`` (this
-        adapter then owns no process)."""
-        return self._proc is not None and self._proc.poll() is None
+        """Whether the bench may treat the server as up. Started by this adapter: True while its process runs
+        (False before :meth:`start`, after :meth:`stop`, between :meth:`kill_server` and :meth:`restart_server`).
+        Attached by ``url``: True from :meth:`start` to :meth:`stop`; this adapter owns no process to watch, so a
+        dead server shows as calls failing with ``unreachable``, as on any adapter."""
+        return self._attached or (self._proc is not None and self._proc.poll() is None)
+
+    @property
+    def can_restart(self) -> bool:
+        """True when this adapter starts the server process itself (no ``url`` option): :meth:`kill_server` and
+        :meth:`restart_server` then really SIGKILL it and run it again on the same database. False when attached
+        by ``url``: both do nothing, so fault injection must not plan a server kill (it refuses one). Known from
+        the options alone, before :meth:`start`."""
+        return not self.options.get("url")
 
     def kill_server(self) -> None:
         """SIGKILL the server process (no shutdown: only what it committed to its ``--db`` survives), after

@@ -116,6 +116,12 @@ class InProcessAdapter(GameServerAdapter):
         """False between :meth:`kill_server` and :meth:`restart_server`, True otherwise."""
         return self._up
 
+    @property
+    def can_restart(self) -> bool:
+        """Always True: this adapter owns the server (an engine in this process), so :meth:`kill_server` and
+        :meth:`restart_server` really kill it and bring it back on its ledger."""
+        return True
+
     def kill_server(self) -> None:
         """Stop the server as a kill -9 would: only the ledger survives (everything the engine committed, as a
         SQLite WAL would hold it). The device lines are not serviced from the next service step on, every

@@ -72,6 +72,11 @@ class Applier:
         """Why this bench cannot apply ``f`` ("" when it can)."""
         if f.kind == "server_kill" and self.control is None:
             return "the bench's adapter cannot kill and restart its server"
+        if f.kind == "server_kill" and self.control is not None and not self.control.can_restart:
+            return (
+                "the bench's adapter is attached to a server it did not start (e.g. by URL) and cannot kill and "
+                "restart it; player and table faults work on this bench"
+            )
         if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
             return "serial faults are not available on this bench"
         return ""

@@ -3,11 +3,13 @@ end of each serial line wrapped in :class:`harness.transports.faults.FaultyTrans
 
 :class:`Faultable` is the small interface the injector needs from an adapter beyond
 :class:`harness.adapters.base.GameServerAdapter`; a lab adapter that implements it gets server-kill faults
-too. :func:`faultable_adapter_path` maps the reference adapters onto the subclasses here.
+too (when its ``can_restart`` is True). :func:`faultable_adapter_path` maps the reference adapters onto the
+subclasses here.
 
 The reference adapters implement kill and restart themselves, as public methods with documented guarantees
-(``kill_server``, ``restart_server``, ``server_up``; for HTTP also ``address`` and ``player_address``); the
-subclasses here only add what belongs to fault injection and use nothing else of their parents':
+(``kill_server``, ``restart_server``, ``server_up``, ``can_restart``; for HTTP also ``address`` and
+``player_address``); the subclasses here only add what belongs to fault injection and use nothing else of their
+parents':
 
 - :class:`FaultableInProcessAdapter`: wraps each device line for serial faults. *kill* drops the engine
   (everything committed is in the ledger; nothing else survives) and makes every call fail with ``unreachable``;
@@ -15,7 +17,8 @@ subclasses here only add what belongs to fault injection and use nothing else of
   round in progress is cancelled and refunded), with fresh device links, as a new process would.
 - :class:`FaultableHttpAdapter`: routes each player through a :class:`FaultProxy`. *kill* sends SIGKILL to the
   server process; *restart* runs the same command line again (same ``--db``), on a new port, and points the
-  proxies at it.
+  proxies at it. Attached by ``url`` (a server it did not start) it can do neither (``can_restart`` is False):
+  player faults still go through the proxies, and the server is taken as up from start to stop.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ class Faultable(Protocol):
     @property
     def server_up(self) -> bool:
         """False between a kill and the restart."""
+
+    @property
+    def can_restart(self) -> bool:
+        """Whether :meth:`kill_server` and :meth:`restart_server` really kill and restart the server. False for an
+        adapter attached to a server it did not start (e.g. by URL): both are then no-ops, :attr:`server_up` stays
+        True, and fault injection refuses ``server_kill`` on its bench."""
 
     def serial_port(self, device: str) -> FaultyTransport | None:
         """The server end of a device line, wrapped for serial faults; None when this bench cannot fault it."""
