@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.close()
     wall = time.perf_counter() - start
-    print(f"campaign: {len(seeds)} seeds, {len(seeds) - len(summary.failing)} passed, {len(summary.failing)} failed, "
-          f"{len(summary.aborted)} aborted (liveness) — {summary.rounds} rounds in {wall:.1f} s "
+    ran = len(seeds) - len(summary.refused)
+    refused = f", {len(summary.refused)} refused" if summary.refused else ""
+    print(f"campaign: {len(seeds)} seeds, {ran - len(summary.failing)} passed, {len(summary.failing)} failed, "
+          f"{len(summary.aborted)} aborted (liveness){refused} — {summary.rounds} rounds in {wall:.1f} s "
           f"({summary.rounds / max(wall, 1e-9):.0f} rounds/s)")  # fmt: skip
     for o in summary.aborted:
         print(f"  aborted seed {o.seed}: {o.aborted}")
@@ -82,4 +84,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  FAIL seed {o.seed} (manifest {path}):")
         for v in o.violations[:5]:
             print(f"    - {v}")
+    if summary.refused:
+        more = ", ..." if len(summary.refused) > 10 else ""
+        seeds_text = ", ".join(str(o.seed) for o in summary.refused[:10]) + more
+        raise CliError(
+            f"refused: {len(summary.refused)} seeds did not run (seeds {seeds_text}): {summary.refused[0].refused}; "
+            "leave the fault kinds this bench cannot apply out of the schedule (docs/faults.md)"
+        )
     return 1 if summary.failing else 0

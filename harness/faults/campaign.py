@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.bench.config import load_bench
-from harness.faults.injector import run_schedule
+from harness.faults.injector import InjectionRefused, run_schedule
 from harness.faults.schedule import schedule_from_text
 
 
@@ -27,11 +27,17 @@ class SeedOutcome:
     violations: tuple[str, ...]
     history_hash: str
     rounds: int
+    refused: str = ""  # why the bench cannot run this seed's planned faults (the seed did not run); "" when it ran
 
 
 def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
-    """Run one seed; never raises for a server's misbehaviour (it becomes violations)."""
-    result = run_schedule(load_bench(bench_ref), schedule_from_text(schedule_text), seed)
+    """Run one seed; never raises for a server's misbehaviour (it becomes violations), nor for a planned fault the
+    bench cannot apply (the outcome says ``refused``: e.g. a randomly drawn serial fault on a bench without serial
+    faults)."""
+    try:
+        result = run_schedule(load_bench(bench_ref), schedule_from_text(schedule_text), seed)
+    except InjectionRefused as exc:
+        return SeedOutcome(seed, False, "", (), "", 0, refused=str(exc))
     return SeedOutcome(
         seed,
         result.passed,
@@ -89,7 +95,13 @@ class CampaignSummary:
 
     @property
     def failing(self) -> list[SeedOutcome]:
-        return [o for o in self.outcomes if not o.passed]
+        """Seeds that ran and failed a check."""
+        return [o for o in self.outcomes if not o.passed and not o.refused]
+
+    @property
+    def refused(self) -> list[SeedOutcome]:
+        """Seeds that did not run: the bench cannot apply one of their planned faults."""
+        return [o for o in self.outcomes if o.refused]
 
     @property
     def aborted(self) -> list[SeedOutcome]:

@@ -194,3 +194,20 @@ def test_the_cli_reports_the_refusal_in_one_line(
     assert code == 2 and err.count("\n") == 0
     assert err.startswith(f"xocdia-hil: error: refused: {KILL}: {REFUSAL}")
     assert not (tmp_path / "m.json").exists() and staging.rounds_opened() == []
+
+
+def test_a_campaign_reports_refused_seeds_in_one_line_and_writes_no_manifest(
+    staging: Staging, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    kill = tmp_path / "kill.yaml"
+    kill.write_text("rounds: 2\nfaults:\n  - {kind: server_kill, at: {round: 1, phase: shaking}, duration: 0.3}\n")
+    out = tmp_path / "failures"
+    out.mkdir()
+    code = main(["campaign", "--bench", str(staging.bench_file), "--schedule", str(kill), "--seeds", "1-2",
+                 "--workers", "1", "--out", str(out)])  # fmt: skip
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert code == 2 and err.count("\n") == 0
+    assert err.startswith(f"xocdia-hil: error: refused: 2 seeds did not run (seeds 1, 2): {KILL}: {REFUSAL}")
+    assert "campaign: 2 seeds, 0 passed, 0 failed, 0 aborted (liveness), 2 refused" in captured.out
+    assert list(out.iterdir()) == [] and staging.rounds_opened() == []
