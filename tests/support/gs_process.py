@@ -43,6 +43,7 @@ class ServerProcess:
         self.db = db
         self.args = args
         self.proc: subprocess.Popen[str] | None = None
+        self._pump_thread: threading.Thread | None = None
         self.host = "127.0.0.1"
         self.port = 0
         self._lines: queue.Queue[str] = queue.Queue()
@@ -50,7 +51,8 @@ class ServerProcess:
     def start(self, timeout: float = 15.0) -> ServerProcess:
         cmd = [sys.executable, "-m", "gameserver.cli", "--db", str(self.db), "--port", "0", *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        threading.Thread(target=self._pump, daemon=True).start()
+        self._pump_thread = threading.Thread(target=self._pump, daemon=True)
+        self._pump_thread.start()
         deadline = time.monotonic() + timeout
         line = ""
         while "listening on" not in line:
@@ -102,15 +104,22 @@ class ServerProcess:
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        """Terminate (then kill) within a bounded time."""
-        if self.proc is None or self.proc.poll() is not None:
+        """Terminate (then kill) within a bounded time, then close the process's pipes (the stdout reader ends at
+        the pipe's EOF)."""
+        if self.proc is None:
             return
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout=10)
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+        if self._pump_thread is not None:
+            self._pump_thread.join(timeout=2)
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
 
     def wait_for(self, predicate: Any, timeout: float = 10.0, what: str = "condition") -> Any:
         """Poll ``predicate()`` until it returns something truthy; bounded."""
