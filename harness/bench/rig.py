@@ -30,7 +30,7 @@ from harness.oracle.check import Observation, SentBet, Verdict, judge
 from harness.protocol.messages import DEVICES, Source
 from harness.realtime import SelectEnvironment
 from harness.trace import TraceRecorder, TracingTransport
-from harness.transports.base import Transport
+from harness.transports.base import Transport, TransportClosed
 from harness.transports.faults import FaultRates, FaultyTransport
 from harness.transports.memory import memory_pipe
 from harness.transports.pty import PtyPort
@@ -81,6 +81,7 @@ class Rig:
     workdir: Path
     driver: OrdinalLampDriver
     lines: dict[Source, Transport]
+    serial_ports: dict[str, FaultyTransport] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
     sent: list[SentBet] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
@@ -114,13 +115,7 @@ class Rig:
             tmp.cleanup()
             raise
         lines = dict(device_ends)
-        if bench.reader_latency_s > 0:  # the camera needs time to read the tokens once the bowl is off
-            device_ends[Source.READER] = FaultyTransport(
-                device_ends[Source.READER],
-                random.Random(f"xocdia-reader/{bench.seed}"),
-                lambda: float(env.now),
-                tx=FaultRates(latency=bench.reader_latency_s),
-            )
+        serial_ports = _wrap_device_ends(bench, device_ends, server_ends, lambda: float(env.now))
         traced: dict[Source, Transport] = {
             src: TracingTransport(t, recorder, src.value) for src, t in device_ends.items()
         }
@@ -136,6 +131,7 @@ class Rig:
         driver = OrdinalLampDriver(emulated.lamp)
         emulated.driver = driver
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
+        rig.serial_ports = serial_ports
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
             devices=server_ends,
@@ -343,3 +339,61 @@ def _wire(bench: Bench, workdir: Path) -> tuple[dict[Source, Transport], dict[st
             device[src] = SerialUrl(name, bench.device_urls[name])
             server[name] = bench.device_urls[name]
     return device, server
+
+
+def _wrap_device_ends(
+    bench: Bench, device: dict[Source, Transport], server: Mapping[str, Any], clock: Callable[[], float]
+) -> dict[str, FaultyTransport]:
+    """Wrap the device ends in place: the camera's latency on the reader and, when the server options say
+    ``serial_faults: true`` (a fault run, ``prepare_bench``), serial faults on each line the server opens itself
+    (an in-memory server end is the in-process adapter's to wrap). One FaultyTransport a line (the camera's latency
+    is its base tx rate: nested ones would lose the inner one's tick deadline), between the trace and a
+    :class:`_Cable`. Returns name -> serial wrapper, each with a ``random.Random`` of its own from ``fault_seed``."""
+    wrap, seed = bench.server.options.get("serial_faults", False), bench.server.options.get("fault_seed", 0)
+    out: dict[str, FaultyTransport] = {}
+    for src in device:
+        camera = src is Source.READER and bench.reader_latency_s > 0  # it reads the tokens once the bowl is off
+        tx = FaultRates(latency=bench.reader_latency_s) if camera else None
+        if wrap and not isinstance(server[src.value.lower()], Transport):
+            name = src.value.lower()
+            rng = random.Random(f"{seed}/serial/{name}")
+            device[src] = out[name] = FaultyTransport(_Cable(device[src]), rng, clock, tx=tx)
+        elif camera:
+            device[src] = FaultyTransport(device[src], random.Random(f"xocdia-reader/{bench.seed}"), clock, tx=tx)
+    return out
+
+
+class _Cable(Transport):
+    """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug``, a FaultyTransport
+    over it pulls the cable by cutting the bytes (the device sees its port gone) and leaves the server's port open:
+    the server sees silence, as when a UART's cable is pulled, never an I/O error."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner, self.name = inner, inner.name
+
+    @property
+    def address(self) -> str:
+        return self.inner.address
+
+    @property
+    def connected(self) -> bool:
+        return self.inner.connected
+
+    def read(self, timeout: float = 0.0) -> bytes:
+        return self.inner.read(timeout)
+
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
+    def fds(self) -> list[int]:
+        return self.inner.fds()
+
+    def replug(self) -> None:
+        """Drop what the server wrote while the cable was out: it never reached the device (bounded)."""
+        with contextlib.suppress(TransportClosed):
+            for _ in range(64):
+                if not self.inner.read(0.0):
+                    return
+
+    def close(self) -> None:
+        self.inner.close()

@@ -4,11 +4,17 @@
 disconnect fault holds). :class:`Applier` fires a planned fault (kill the server, change a player's link or its
 proxy, set a serial line's fault rates or pull its cable), heals it when its time comes, and heals everything in
 :meth:`Applier.rollback`. Table incidents need nothing here: the simulator's script applies them.
+
+A serial fault goes on the adapter's wrapper of the line's server end (``Faultable.serial_port``: the in-process
+bench) or, when the adapter has none, on the rig's wrapper of its device end (``serial_ports``, from
+:attr:`harness.bench.rig.Rig.serial_ports`: benches whose server opens its own ends). Either way it is a fault on
+the line: the same rates in both directions, the same counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from harness.adapters.base import AdapterError, GameServerAdapter
 from harness.faults.fault_adapters import Faultable, ProxiedPlayers
@@ -16,7 +22,7 @@ from harness.faults.history import History
 from harness.faults.links import PlayerLinks
 from harness.faults.proxy import FaultProxy
 from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault
-from harness.transports.faults import FaultRates
+from harness.transports.faults import FaultRates, FaultyTransport
 
 
 class Sessions:
@@ -54,8 +60,11 @@ class Applier:
         sessions: Sessions,
         history: History,
         clock: Callable[[], float],
+        serial_ports: Mapping[str, FaultyTransport] | None = None,
     ) -> None:
         self.adapter = adapter
+        self.serial_ports = dict(serial_ports or {})
+        self._base_latency: dict[str, dict[str, float]] = {}  # per line and direction, before any fault
         self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
         self.players = players
         self.sessions = sessions
@@ -77,9 +86,15 @@ class Applier:
                 "the bench's adapter is attached to a server it did not start (e.g. by URL) and cannot kill and "
                 "restart it; player and table faults work on this bench"
             )
-        if f.kind in SERIAL_KINDS and (self.control is None or self.control.serial_port(f.target) is None):
+        if f.kind in SERIAL_KINDS and self.serial_port(f.target) is None:
             return "serial faults are not available on this bench"
         return ""
+
+    def serial_port(self, device: str) -> FaultyTransport | None:
+        """The wrapper a serial fault on ``device``'s line goes on: the adapter's server end if it offers one, else
+        the rig's device end; None when the line is not wrapped."""
+        port = self.control.serial_port(device) if self.control is not None else None
+        return port if port is not None else self.serial_ports.get(device)
 
     @property
     def server_up(self) -> bool:
@@ -162,9 +177,10 @@ class Applier:
                 proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == "reset")
 
     def apply_serial(self, device: str) -> None:
-        """Set the device line's fault rates and plug state from the serial faults active on it now."""
-        assert self.control is not None
-        port = self.control.serial_port(device)
+        """Set the device line's fault rates and plug state from the serial faults active on it now. A latency the
+        line had before its first fault (the camera's processing time on a device-end reader) is kept: a
+        ``serial_latency`` adds to it."""
+        port = self.serial_port(device)
         assert port is not None
         on = [f for _, f in self.active if f.kind in SERIAL_KINDS and f.target == device]
 
@@ -178,8 +194,9 @@ class Applier:
             reorder=most("serial_reorder"),
             latency=most("serial_latency", "delay"),
         )
-        for lane in port.lanes.values():
-            lane.rates = rates
+        base = self._base_latency.setdefault(device, {d: lane.rates.latency for d, lane in port.lanes.items()})
+        for d, lane in port.lanes.items():  # a line's own latency (the camera's, on the reader) stays under faults
+            lane.rates = replace(rates, latency=base[d] + rates.latency) if base[d] else rates
         unplugged = any(f.kind == "serial_unplug" for f in on)
         if unplugged and port.connected:
             port.unplug()
@@ -190,7 +207,7 @@ class Applier:
         """Per device line: how many frames each serial fault hit so far (both directions)."""
         out: dict[str, dict[str, int]] = {}
         for device in devices:
-            port = self.control.serial_port(device) if self.control is not None else None
+            port = self.serial_port(device)
             if port is not None:
                 rx, tx = port.counts("rx"), port.counts("tx")
                 out[device] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}

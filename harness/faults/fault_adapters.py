@@ -66,7 +66,9 @@ class Faultable(Protocol):
         True, and fault injection refuses ``server_kill`` on its bench."""
 
     def serial_port(self, device: str) -> FaultyTransport | None:
-        """The server end of a device line, wrapped for serial faults; None when this bench cannot fault it."""
+        """The server end of a device line, wrapped for serial faults; None when the adapter has no such end (a
+        server that opens its own ports): the injector then faults the line at its device end, which the rig
+        wraps (:attr:`harness.bench.rig.Rig.serial_ports`), or refuses the fault when that is not wrapped either."""
 
 
 @runtime_checkable
@@ -123,7 +125,8 @@ class FaultableInProcessAdapter(InProcessAdapter):
 
 class FaultableHttpAdapter(HttpAdapter):
     """The reference server as a process (kill and restart are :meth:`HttpAdapter.kill_server` /
-    :meth:`HttpAdapter.restart_server`). Serial faults are not available here (the server owns its pty ends).
+    :meth:`HttpAdapter.restart_server`). It has no server end of the device lines to wrap (the server opens its own
+    pty ends): serial faults go on the device ends, which the rig wraps.
 
     Each player's requests and event stream go through their own :class:`FaultProxy` on loopback (option
     ``player_proxy: false`` turns that off); the supervisor and the final read go direct.
@@ -160,7 +163,7 @@ class FaultableHttpAdapter(HttpAdapter):
         return (host, port) if proxy is None else (host, proxy.port)
 
     def serial_port(self, device: str) -> FaultyTransport | None:
-        """Always None: the server process opens its own ends of the device lines."""
+        """Always None: the server process opens its own ends of the device lines (the rig wraps the device ends)."""
         return None
 
     def restart_server(self) -> None:

@@ -88,7 +88,9 @@ class _Run:
         self.history = History()
         self.links = PlayerLinks(schedule.player_ids)
         self.sessions = Sessions(rig.adapter, self.links, self.history, lambda: self.now)
-        self.applier = Applier(rig.adapter, schedule.player_ids, self.sessions, self.history, lambda: self.now)
+        self.applier = Applier(
+            rig.adapter, schedule.player_ids, self.sessions, self.history, lambda: self.now, rig.serial_ports
+        )
         for f in faults:
             why = self.applier.supports(f)
             if why:

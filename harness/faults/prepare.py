@@ -43,7 +43,10 @@ def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
 
 def prepare_bench(bench: Bench, seed: int, adapter: str | None = None, serial: bool = True) -> Bench:
     """The bench with the faultable adapter (or ``adapter``), the fault seed and whether serial faults are
-    planned (``serial``: the lines are wrapped only then) in its options.
+    planned (``serial``: the lines are wrapped only then) in its options: ``fault_seed`` and ``serial_faults``.
+    The faultable in-process adapter reads both to wrap the server ends of its in-memory lines; on a bench whose
+    server opens its own ends (local HIL, attached by URL) :meth:`harness.bench.rig.Rig.build` reads them to wrap
+    the device ends instead.
 
     Raises:
         InjectionRefused: the bench is not marked ``faults_allowed: true``.
