@@ -214,8 +214,9 @@ class FaultyTransport(Transport):
         if not self._unplugged:
             for chunk in self.lanes["tx"].due(now):
                 self.inner.write(chunk)
-        self.inner.tick(now)
-        times = [t for t in (self.lanes["tx"].next_due(), self.lanes["rx"].next_due()) if t is not None]
+        inner_due = self.inner.tick(now)  # a wrapped transport (e.g. another FaultyTransport) may hold bytes too
+        due = (self.lanes["tx"].next_due(), self.lanes["rx"].next_due(), inner_due)
+        times = [t for t in due if t is not None]
         return min(times) if times else None
 
     def close(self) -> None:

@@ -103,6 +103,19 @@ def test_latency_holds_bytes_until_their_due_time() -> None:
     assert srv.read() == A
 
 
+def test_a_wrapper_over_a_wrapper_asks_for_a_tick_when_the_inner_one_holds_bytes() -> None:
+    clock = Clock()
+    dev, srv = memory_pipe("reader")
+    inner = FaultyTransport(dev, random.Random(1), clock, tx=FaultRates(latency=0.5))  # e.g. a camera's latency
+    outer = FaultyTransport(inner, random.Random(2), clock)  # a quiet serial-fault wrapper around it
+    outer.write(A)  # passes the outer wrapper at once, then waits in the inner one
+    assert srv.read() == b""
+    assert outer.tick(0.1) == 0.5  # the inner wrapper's due time, not "never"
+    clock.now = 0.5
+    assert outer.tick(0.5) is None
+    assert srv.read() == A
+
+
 def test_sliced_frame_arrives_in_pieces_that_still_decode() -> None:
     t, clock, srv = faulty(slice=1.0, slice_gap=0.01)
     t.write(A)
