@@ -211,3 +211,19 @@ def test_a_campaign_reports_refused_seeds_in_one_line_and_writes_no_manifest(
     assert err.startswith(f"xocdia-hil: error: refused: 2 seeds did not run (seeds 1, 2): {KILL}: {REFUSAL}")
     assert "campaign: 2 seeds, 0 passed, 0 failed, 0 aborted (liveness), 2 refused" in captured.out
     assert list(out.iterdir()) == [] and staging.rounds_opened() == []
+
+
+def test_serial_faults_run_on_the_device_end_of_an_attached_benchs_lines(staging: Staging, make_schedule: Make) -> None:
+    schedule = make_schedule(
+        fault("serial_drop", target="shaker", at={"round": 1, "phase": "betting_open"}, duration=1.5, rate=0.5),
+        rounds=2,
+        bets_per_round=1,
+        balance=BALANCE,
+        targets={"devices": ["shaker"], "server": False},
+    )
+    result = run_schedule(load_bench(staging.bench_file), schedule)
+    assert not result.aborted and result.rounds_played == 2, result.aborted
+    assert result.passed, result.report.lines()
+    assert result.serial_counts["shaker"].get("drop", 0) > 0, result.serial_counts  # frames really were lost
+    assert result.final is not None
+    assert len([e for e in result.final.events if e.ends_round]) == 2  # and every round still ended
