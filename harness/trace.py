@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Literal
 
-from harness.transports.base import Transport
+from harness.transports.base import Relay, Transport
 
 Direction = Literal["tx", "rx"]
 
@@ -68,23 +68,14 @@ class TraceRecorder:
             out.write(rec.readable() + "\n")
 
 
-class TracingTransport(Transport):
+class TracingTransport(Relay):
     """Records every byte written (``tx``) and read (``rx``) through ``inner`` under the port name
     ``port``."""
 
     def __init__(self, inner: Transport, recorder: TraceRecorder, port: str | None = None) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.recorder = recorder
-        self.name = inner.name
         self.port = port or inner.name
-
-    @property
-    def address(self) -> str:
-        return self.inner.address
-
-    @property
-    def connected(self) -> bool:
-        return self.inner.connected
 
     def read(self, timeout: float = 0.0) -> bytes:
         data = self.inner.read(timeout)
@@ -94,18 +85,6 @@ class TracingTransport(Transport):
     def write(self, data: bytes) -> None:
         self.recorder.record(self.port, "tx", data)
         self.inner.write(data)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def fds(self) -> list[int]:
-        return self.inner.fds()
-
-    def notify(self, callback: Callable[[], None]) -> None:
-        self.inner.notify(callback)
-
-    def tick(self, now: float) -> float | None:
-        return self.inner.tick(now)
 
 
 def read_trace(lines: Iterable[str]) -> list[TraceRecord]:

@@ -30,7 +30,7 @@ from harness.oracle.check import Observation, SentBet, Verdict, judge
 from harness.protocol.messages import DEVICES, Source
 from harness.realtime import SelectEnvironment
 from harness.trace import TraceRecorder, TracingTransport
-from harness.transports.base import Transport, TransportClosed
+from harness.transports.base import Relay, Transport, TransportClosed
 from harness.transports.faults import FaultRates, FaultyTransport
 from harness.transports.memory import memory_pipe
 from harness.transports.pty import PtyPort
@@ -363,30 +363,10 @@ def _wrap_device_ends(
     return out
 
 
-class _Cable(Transport):
+class _Cable(Relay):
     """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug``, a FaultyTransport
     over it pulls the cable by cutting the bytes (the device sees its port gone) and leaves the server's port open:
     the server sees silence, as when a UART's cable is pulled, never an I/O error."""
-
-    def __init__(self, inner: Transport) -> None:
-        self.inner, self.name = inner, inner.name
-
-    @property
-    def address(self) -> str:
-        return self.inner.address
-
-    @property
-    def connected(self) -> bool:
-        return self.inner.connected
-
-    def read(self, timeout: float = 0.0) -> bytes:
-        return self.inner.read(timeout)
-
-    def write(self, data: bytes) -> None:
-        self.inner.write(data)
-
-    def fds(self) -> list[int]:
-        return self.inner.fds()
 
     def replug(self) -> None:
         """Drop what the server wrote while the cable was out: it never reached the device (bounded)."""
@@ -394,6 +374,3 @@ class _Cable(Transport):
             for _ in range(64):
                 if not self.inner.read(0.0):
                     return
-
-    def close(self) -> None:
-        self.inner.close()

@@ -68,3 +68,38 @@ class Transport(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Relay(Transport):
+    """A transport that passes everything through to ``inner`` (its name, address, state, bytes, fds, wake-ups and
+    ticks); a subclass overrides only what it changes (the trace records the bytes, a cable drops them)."""
+
+    def __init__(self, inner: Transport) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    @property
+    def address(self) -> str:
+        return self.inner.address
+
+    @property
+    def connected(self) -> bool:
+        return self.inner.connected
+
+    def read(self, timeout: float = 0.0) -> bytes:
+        return self.inner.read(timeout)
+
+    def write(self, data: bytes) -> None:
+        self.inner.write(data)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def fds(self) -> list[int]:
+        return self.inner.fds()
+
+    def notify(self, callback: Callable[[], None]) -> None:
+        self.inner.notify(callback)
+
+    def tick(self, now: float) -> float | None:
+        return self.inner.tick(now)
