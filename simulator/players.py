@@ -11,7 +11,7 @@ round (DC-1..3, NET-1) arise. A player who decides to leave sends that round's b
 Randomness is per seat, so adding a seat changes nothing for the others: a seat's betting decisions at the k-th
 opening come from its own generator (:mod:`simulator.seatplans`), its arrival gaps and its link from two streams of
 its own. One :class:`Crowd` process plays all seats: at each opening it takes every seat's decisions for the round
-and schedules each bet as a SimPy timeout, whose callback sends it at its time.
+and schedules each bet as a SimPy event of its own (a planned action), whose callback sends it at its time.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class Crowd:
 
     def run(self) -> Proc:
         """At each opening, seat newcomers, take every seat's decisions for the round and schedule each bet as a
-        SimPy timeout of its own (:meth:`_deliver` runs at its time), so a late bet of one round never makes anyone
+        SimPy event of its own (:meth:`_deliver` runs at its time), so a late bet of one round never makes anyone
         miss the next opening."""
         table, env, plans = self.table, self.table.env, self.plans
         lamp, emit, seats = table.lamp, table.emit, self.seats
