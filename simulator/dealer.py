@@ -57,6 +57,7 @@ class Dealer:
         self.rearrange = timing.rearrange.bind(stream)
         self.reassemble = timing.reassemble.bind(stream)
         self.cap = table.profile.table.max_reshakes
+        self._timeout = table.env.timeout  # bound once: each ``env.timeout`` read builds a new bound method
 
     def run(self) -> Proc:
         """Deal every round the lamp opens. A round that opened while the dealer was still busy with the previous
@@ -74,10 +75,10 @@ class Dealer:
             book.cleared.succeed()
 
     def _round(self, book: RoundBook) -> Proc:
-        table, env, emit = self.table, self.table.env, self.table.emit
+        table, env, emit, timeout = self.table, self.table.env, self.table.emit, self._timeout
         r = book.round
         emit((TokensPlaced, env.now, r))
-        yield env.timeout(self.place())
+        yield timeout(self.place())
         emit((BowlPlaced, env.now, r))
         if book.ended:
             return
@@ -96,20 +97,21 @@ class Dealer:
         lamp = table.lamp
         deadline = lamp.signal.deadline
         if book.plan.early_lift is not None and lamp.state is _OPEN and deadline is not None:
-            yield env.timeout(book.plan.early_lift * max(deadline - env.now, 0.0))
+            yield timeout(book.plan.early_lift * max(deadline - env.now, 0.0))
             lifting_early = True
         else:
-            proceed = yield from self._wait_for_close(book)
-            if not proceed:
+            while (closed := self._betting_closed(book)) is None:
+                yield lamp.changed
+            if not closed:
                 return
-            yield env.timeout(self.react())
+            yield timeout(self.react())
         if book.ended:
             return
 
         lift_no = 0
         while True:
             lift_no += 1
-            yield env.timeout(self.lift_time())
+            yield timeout(self.lift_time())
             lifted = table.incidents.lift(r, lift_no)
             # SH-4b is about the outcome being revealed early: judged when the bowl is off, not when the lift began.
             early = lifting_early and lamp.signal.state is not _CLOSED
@@ -134,33 +136,32 @@ class Dealer:
                 return
             book.reshakes += 1
             emit((Reshake, env.now, r, ReshakeReason.STANDING, book.reshakes))
-            yield env.timeout(self.place())
+            yield timeout(self.place())
             emit((BowlPlaced, env.now, r))
             shaken = yield from self._shake(book)
             if shaken is None:
                 return
             faces, overlap = shaken.faces, shaken.overlap
         if overlap:
-            yield env.timeout(self.rearrange())
+            yield timeout(self.rearrange())
             emit((Rearranged, env.now, r, faces))
         if not book.ended:
             table.end_round(book, _SETTLED, None, faces)
 
-    def _wait_for_close(self, book: RoundBook) -> Proc:
-        """Wait until the lamp shows *betting closed* for this round; False if the round ended or was voided, or
-        the lamp moved on to another round, meanwhile (the table is cleared without a lift)."""
-        lamp = self.table.lamp
-        while True:
-            signal = lamp.signal
-            if book.ended or signal.round != book.round or signal.state is _VOID:
-                return False
-            if signal.state is _CLOSED:
-                return True
-            yield lamp.changed
+    def _betting_closed(self, book: RoundBook) -> bool | None:
+        """What the lamp says about this round now: True once it shows *betting closed*; False if the round ended
+        or was voided, or the lamp moved on to another round (the table is cleared without a lift); None while
+        betting is still open (the dealer waits for the lamp's next change)."""
+        signal = self.table.lamp.signal
+        if book.ended or signal.round != book.round or signal.state is _VOID:
+            return False
+        if signal.state is _CLOSED:
+            return True
+        return None
 
     def _shake(self, book: RoundBook) -> Proc:
         """Shake until a shake ends without a drop; returns its facts, or None if the round ended meanwhile."""
-        table, env, emit = self.table, self.table.env, self.table.emit
+        table, env, emit, timeout = self.table, self.table.env, self.table.emit, self._timeout
         r = book.round
         while True:
             book.shakes += 1
@@ -168,17 +169,17 @@ class Dealer:
             emit((ShakeStarted, env.now, r, book.shakes))
             duration = self.shake_time()
             if facts.drop is None:
-                yield env.timeout(duration)
+                yield timeout(duration)
                 emit((ShakeEnded, env.now, r, book.shakes))
                 return None if book.ended else facts
-            yield env.timeout(duration * facts.drop_at)
+            yield timeout(duration * facts.drop_at)
             emit((Dropped, env.now, r, book.shakes, facts.drop, facts.drop_token))
             if book.ended:
                 return None
             if book.reshakes >= self.cap:
                 yield from self._over_cap(book)
                 return None
-            yield env.timeout(self.reassemble())
+            yield timeout(self.reassemble())
             emit((Reassembled, env.now, r))
             if book.ended:
                 return None

@@ -227,6 +227,7 @@ class FixedScheduleController:
 
     def run(self) -> Proc:
         table, env, lamp, emit = self.table, self.table.env, self.table.lamp, self.table.emit
+        timeout = env.timeout  # bound once: each ``env.timeout`` read builds a new bound method
         settings = table.profile.table
         round_no = 0
         while self.limit is None or round_no < self.limit:
@@ -239,7 +240,7 @@ class FixedScheduleController:
             book.deadline = deadline
             accounted = 0.0
             while True:
-                yield env.timeout(max(deadline - env.now, 0.0))
+                yield timeout(max(deadline - env.now, 0.0))
                 if book.ended:
                     break
                 if book.paused_since is not None and book.resumed is not None:
@@ -257,4 +258,4 @@ class FixedScheduleController:
                 emit((BettingClosed, env.now, round_no))
             yield book.cleared  # the next round opens only when the dealer is free
             lamp.set(_OFF, round_no)
-            yield env.timeout(settings.round_gap)
+            yield timeout(settings.round_gap)
