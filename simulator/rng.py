@@ -130,11 +130,6 @@ class RoundBlocks:
         self._buffer: list[float] = []
         self._next = 0
 
-    def take(self) -> list[float]:
-        """The next block, as a new list the caller owns."""
-        start = self._advance()
-        return self._buffer[start : start + self._size]
-
     def take_span(self) -> tuple[list[float], int, int]:
         """The next block without copying it: ``(buffer, start, end)``, the block being ``buffer[start:end]``. The
         buffer is the caller's to read (not to modify) until the next call."""
