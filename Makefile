@@ -24,11 +24,12 @@ run: $(STAMP)
 REPORT ?= allure-report
 report: $(STAMP)
 	-$(BIN)/pytest $(PYTEST_ARGS) --alluredir $(REPORT)/allure-results --clean-alluredir
-	$(BIN)/python -m harness.report.build $(REPORT)/allure-results $(REPORT)
+	$(BIN)/python -m harness.cert.report.build $(REPORT)/allure-results $(REPORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check simulator harness gameserver tests benchmarks
 	$(BIN)/ruff format --check simulator harness gameserver tests benchmarks
+	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

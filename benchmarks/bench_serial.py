@@ -6,10 +6,10 @@
 2. Pty, same pty pair in the same run; the reader is pyserial on the slave path in a separate process (as a
    game server is), timed from the first write to the last frame read:
    - bare: pre-encoded frames written with ``os.write`` to the master, the reader counts line ends;
-   - transport: the same frames written through :class:`harness.transports.pty.PtyPort`, same reader;
+   - transport: the same frames written through :class:`harness.wire.transports.pty.PtyPort`, same reader;
      ratio transport/bare, target >= 0.50;
    - full stack (information): each frame encoded by the codec, written through PtyPort, and decoded with
-     :class:`harness.protocol.codec.FrameDecoder` (CRC checked) by the reader.
+     :class:`harness.wire.protocol.codec.FrameDecoder` (CRC checked) by the reader.
    Best of K repeats, the paths alternating.
 """
 
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import serial
 
-from harness.protocol.codec import FrameDecoder, FrameError, encode
-from harness.protocol.messages import (
+from harness.wire.protocol.codec import FrameDecoder, FrameError, encode
+from harness.wire.protocol.messages import (
     BowlOff,
     BowlOn,
     Drop,
@@ -39,7 +39,7 @@ from harness.protocol.messages import (
     ShakeStart,
     Source,
 )
-from harness.transports.pty import PtyPort
+from harness.wire.transports.pty import PtyPort
 
 MIX = [
     Frame(1, Source.BOWL, BowlOn()),

@@ -1,24 +1,5 @@
-"""Game-server adapters: the interface (:mod:`harness.adapters.base`), the reference server's in-process and
-HTTP/WebSocket adapters, and :func:`load_adapter` for a lab's own class named by dotted path."""
+"""Alias kept for labs: the adapter interface lives in :mod:`harness.bench.adapters`. Bench files and lab code
+that name ``harness.adapters...`` keep working; new code imports from ``harness.bench.adapters``."""
 
-from harness.adapters.base import (
-    AdapterError,
-    BetRecordRow,
-    BetReply,
-    GameServerAdapter,
-    PlayerSpec,
-    RoundEvent,
-    ServerSetup,
-)
-from harness.adapters.loader import load_adapter
-
-__all__ = [
-    "AdapterError",
-    "BetRecordRow",
-    "BetReply",
-    "GameServerAdapter",
-    "PlayerSpec",
-    "RoundEvent",
-    "ServerSetup",
-    "load_adapter",
-]
+from harness.bench.adapters import *  # noqa: F403
+from harness.bench.adapters import __all__ as __all__

@@ -1,29 +1,5 @@
-"""Find an adapter class by dotted path (``package.module:ClassName``), as named in a bench file."""
+"""Alias kept for labs: :mod:`harness.bench.adapters.loader`."""
 
-from __future__ import annotations
+from harness.bench.adapters.loader import load_adapter
 
-import importlib
-from collections.abc import Mapping
-from typing import Any
-
-from harness.adapters.base import GameServerAdapter
-
-
-def load_adapter(path: str, options: Mapping[str, Any]) -> GameServerAdapter:
-    """Import ``package.module:ClassName`` and construct it with ``options``.
-
-    Raises:
-        ValueError: not of that form, the module or class does not exist, or the class does not implement
-            :class:`GameServerAdapter` (the message names the path).
-    """
-    module_name, _, class_name = path.partition(":")
-    if not module_name or not class_name:
-        raise ValueError(f"adapter {path!r}: expected 'package.module:ClassName'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"adapter {path!r}: cannot import {module_name}: {exc}") from None
-    cls = getattr(module, class_name, None)
-    if not (isinstance(cls, type) and issubclass(cls, GameServerAdapter)):
-        raise ValueError(f"adapter {path!r}: {class_name} is not a GameServerAdapter subclass in {module_name}")
-    return cls(options)
+__all__ = ["load_adapter"]

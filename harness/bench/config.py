@@ -13,15 +13,15 @@ from typing import Any
 
 import yaml
 
-from harness.protocol.messages import DEVICES
+from harness.wire.protocol.messages import DEVICES
 
 BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "benches"
 SERVER_KINDS = ("in-process", "command", "url")
 TRANSPORTS = ("memory", "pty", "url")
 DEFAULT_ADAPTERS = {
-    "in-process": "harness.adapters.reference_inprocess_adapter:InProcessAdapter",
-    "command": "harness.adapters.reference_http_adapter:HttpAdapter",
-    "url": "harness.adapters.reference_http_adapter:HttpAdapter",  # attaches to a running reference server
+    "in-process": "harness.bench.adapters.reference_inprocess:InProcessAdapter",
+    "command": "harness.bench.adapters.reference_http:HttpAdapter",
+    "url": "harness.bench.adapters.reference_http:HttpAdapter",  # attaches to a running reference server
 }
 
 

@@ -21,20 +21,22 @@ from typing import Any
 
 import simpy
 
-from harness.adapters.base import AdapterError, BetReply, GameServerAdapter, PlayerSpec, RoundEvent, ServerSetup
-from harness.adapters.loader import load_adapter
+from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench
-from harness.devices.emulated import EmulatedTable
-from harness.devices.lamp import LampDriver
-from harness.oracle.check import Observation, SentBet, Verdict, judge
-from harness.protocol.messages import DEVICES, Source
-from harness.realtime import SelectEnvironment
-from harness.trace import TraceRecorder, TracingTransport
-from harness.transports.base import Relay, Transport, TransportClosed
-from harness.transports.faults import FaultRates, FaultyTransport
-from harness.transports.memory import memory_pipe
-from harness.transports.pty import PtyPort
-from harness.transports.url import SerialUrl
+from harness.bench.devices.emulated import EmulatedTable
+from harness.bench.devices.lamp import LampDriver
+from harness.errors import AdapterError
+from harness.judge.oracle import Observation, SentBet, Verdict, judge
+from harness.records import BetReply, PlayerSpec, RoundEvent
+from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.trace import TraceRecorder, TracingTransport
+from harness.wire.transports.base import Relay, Transport, TransportClosed
+from harness.wire.transports.faults import FaultRates, FaultyTransport
+from harness.wire.transports.memory import memory_pipe
+from harness.wire.transports.pty import PtyPort
+from harness.wire.transports.url import SerialUrl
 from simulator.events import BetSent, BettingClosed, Event, RoundEnded
 from simulator.lamp import LampState
 from simulator.profile import load_profile

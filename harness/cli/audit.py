@@ -15,7 +15,7 @@ from typing import Any
 
 from harness.cli.common import CliError
 from harness.stats.audit import AuditResult, audit_files
-from harness.stats.records import RecordError
+from harness.stats.readers import RecordError
 
 
 def register(subparsers: Any) -> None:

@@ -15,13 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import harness.steps
-from harness.adapters.loader import load_adapter
+import harness.cert.steps
+from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import BenchError, load_bench
+from harness.cert.report.clauses import matches, rule_clauses
 from harness.cli.common import CliError, non_negative_int
-from harness.report.clauses import matches, rule_clauses
 
-SUITE = Path(harness.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
+SUITE = Path(harness.cert.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
 
 
 def register(subparsers: Any) -> None:

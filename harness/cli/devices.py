@@ -8,7 +8,7 @@ opens::
     xocdia-hil devices --lamp fixed --no-ack             # no server: the table paces itself; watch with
     miniterm
 
-Runs until Ctrl-C or ``--duration`` seconds. The clock is :class:`harness.realtime.SelectEnvironment`: it
+Runs until Ctrl-C or ``--duration`` seconds. The clock is :class:`harness.wire.realtime.SelectEnvironment`: it
 waits
 on the device fds, so server frames are answered as they arrive.
 """
@@ -22,14 +22,14 @@ import sys
 import tempfile
 from pathlib import Path
 
+from harness.bench.devices.emulated import EmulatedTable
 from harness.cli.common import CliError, non_negative_int
-from harness.devices.emulated import EmulatedTable
-from harness.protocol.messages import DEVICES, Source
-from harness.realtime import SelectEnvironment
-from harness.trace import TraceRecorder, TracingTransport
-from harness.transports.base import Transport, TransportClosed
-from harness.transports.netserver import SerialServer
-from harness.transports.pty import PtyPort
+from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.trace import TraceRecorder, TracingTransport
+from harness.wire.transports.base import Transport, TransportClosed
+from harness.wire.transports.netserver import SerialServer
+from harness.wire.transports.pty import PtyPort
 from simulator.profile import ProfileError, load_profile
 
 TRANSPORT_HELP = "pty (default), rfc2217:PORT or socket:PORT (five TCP ports from PORT)"

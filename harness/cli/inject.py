@@ -21,9 +21,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.adapters.base import AdapterError
 from harness.bench.config import BenchError, load_bench
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from harness.errors import AdapterError
 from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, run_schedule
 from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
 from harness.faults.schedule import Schedule, ScheduleError, load_schedule

@@ -12,11 +12,11 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from harness.adapters.base import AdapterError
 from harness.bench.config import Bench, BenchError, load_bench
 from harness.bench.rig import BenchTimeout, Rig
+from harness.cert.steps.context import format_money
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
-from harness.steps.context import format_money
+from harness.errors import AdapterError
 from simulator.profile import ProfileError, load_profile
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)

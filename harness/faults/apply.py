@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-from harness.adapters.base import AdapterError, GameServerAdapter
+from harness.bench.adapters.base import GameServerAdapter
+from harness.errors import AdapterError
 from harness.faults.fault_adapters import Faultable, ProxiedPlayers
-from harness.faults.history import History
 from harness.faults.links import PlayerLinks
 from harness.faults.proxy import FaultProxy
 from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault
-from harness.transports.faults import FaultRates, FaultyTransport
+from harness.judge.history import History
+from harness.wire.transports.faults import FaultRates, FaultyTransport
 
 
 class Sessions:

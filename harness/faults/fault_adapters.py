@@ -1,8 +1,8 @@
 """Fault hooks on the reference server's two adapters: kill -9 and restart on the same ledger, and the server
-end of each serial line wrapped in :class:`harness.transports.faults.FaultyTransport`.
+end of each serial line wrapped in :class:`harness.wire.transports.faults.FaultyTransport`.
 
 :class:`Faultable` is the small interface the injector needs from an adapter beyond
-:class:`harness.adapters.base.GameServerAdapter`; a lab adapter that implements it gets server-kill faults
+:class:`harness.bench.adapters.base.GameServerAdapter`; a lab adapter that implements it gets server-kill faults
 too (when its ``can_restart`` is True). :func:`faultable_adapter_path` maps the reference adapters onto the
 subclasses here.
 
@@ -30,18 +30,18 @@ from typing import Any, Protocol, runtime_checkable
 
 import simpy
 
-from harness.adapters.base import ServerSetup
-from harness.adapters.reference_http_adapter import HttpAdapter
-from harness.adapters.reference_inprocess_adapter import SERVICE_S, InProcessAdapter
+from harness.bench.adapters.base import ServerSetup
+from harness.bench.adapters.reference_http import HttpAdapter
+from harness.bench.adapters.reference_inprocess import SERVICE_S, InProcessAdapter
 from harness.faults.proxy import FaultProxy, ProxyHub
-from harness.transports.base import Transport
-from harness.transports.faults import FaultyTransport
+from harness.wire.transports.base import Transport
+from harness.wire.transports.faults import FaultyTransport
 
 REFERENCE = {
-    "harness.adapters.reference_inprocess_adapter:InProcessAdapter": (
+    "harness.bench.adapters.reference_inprocess:InProcessAdapter": (
         "harness.faults.fault_adapters:FaultableInProcessAdapter"
     ),
-    "harness.adapters.reference_http_adapter:HttpAdapter": "harness.faults.fault_adapters:FaultableHttpAdapter",
+    "harness.bench.adapters.reference_http:HttpAdapter": "harness.faults.fault_adapters:FaultableHttpAdapter",
 }
 
 

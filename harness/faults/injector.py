@@ -24,17 +24,18 @@ from typing import Any
 
 import simpy
 
-from harness.adapters.base import AdapterError, RoundEvent
 from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
+from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
-from harness.faults.checkers import CheckReport, check_all
-from harness.faults.history import FinalRead, History, history_hash
 from harness.faults.links import PlayerLinks
 from harness.faults.prepare import InjectionRefused, prepare_bench, table_script
 from harness.faults.result import RunResult
 from harness.faults.schedule_model import SERIAL_KINDS, Fault, Schedule, plan
-from harness.oracle.expect import ExpectedRound, expected_by_round_id
+from harness.judge.checkers import CheckReport, check_all
+from harness.judge.expect import ExpectedRound, expected_by_round_id
+from harness.judge.history import FinalRead, History, history_hash
+from harness.records import RoundEvent
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, ShakeStarted
 

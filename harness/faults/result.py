@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.faults.checkers import CheckReport
-from harness.faults.history import FinalRead, Op
 from harness.faults.schedule_model import Fault
+from harness.judge.checkers import CheckReport
+from harness.judge.history import FinalRead, Op
 
 
 @dataclass(frozen=True, slots=True)

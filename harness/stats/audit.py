@@ -19,14 +19,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from harness import paytable
+from harness.judge import paytable
 from harness.stats import plots
 from harness.stats.event_log import is_event_log, read_event_log
 from harness.stats.exact import bet_math
 from harness.stats.fairness import FairnessReport, fairness_report
 from harness.stats.measured import RtpLine, measured_rtp
 from harness.stats.monitor import Alarm, BiasMonitor, Look
-from harness.stats.records import (
+from harness.stats.readers import (
     BetRecord,
     OutcomeArrays,
     RecordError,
@@ -157,7 +157,7 @@ def audit_files(paths: Sequence[Path], plot_dir: Path | None = None) -> AuditRes
     merged; a round that appears in several must agree everywhere.
 
     Raises:
-        harness.stats.records.RecordError: a file that cannot be read, files of different formats, or
+        harness.stats.readers.RecordError: a file that cannot be read, files of different formats, or
             disagreeing copies of a round (the message names the file, line and column).
     """
     if not paths:

@@ -1,6 +1,6 @@
 """Outcome streams from the simulator's ground-truth event log (``xocdia-hil simulate --events FILE.jsonl``).
 
-Only ``round_ended`` events are used: one :class:`~harness.stats.records.RoundOutcome` per round, with the
+Only ``round_ended`` events are used: one :class:`~harness.stats.readers.RoundOutcome` per round, with the
 table's verdict (settled, void or cancelled), the faces and reds of a settled round and its re-shake count.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from harness.stats.records import RecordError, RoundOutcome
+from harness.stats.readers import RecordError, RoundOutcome
 from simulator.eventlog import read_jsonl
 from simulator.events import Event, RoundEnded
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from harness.paytable import PAYTABLE, RED_COUNTS
+from harness.judge.paytable import PAYTABLE, RED_COUNTS
 from simulator.bets import BetType
 
 HALF = Fraction(1, 2)

@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from harness.stats.records import OutcomeArrays
+from harness.stats.readers import OutcomeArrays
 
 ALPHA = 0.01
 CERTIFICATION_MINIMUM = 10_000  # GLI-19 3.4.2: physical RNG devices are certified on at least this many outcomes

@@ -22,7 +22,7 @@ DECIDED = frozenset({"win", "lose", "push"})
 
 
 class BetLike(Protocol):
-    """What measurement needs of a bet (e.g. :class:`harness.stats.records.BetRecord`)."""
+    """What measurement needs of a bet (e.g. :class:`harness.stats.readers.BetRecord`)."""
 
     @property
     def bet_type(self) -> BetType: ...

@@ -4,7 +4,7 @@ Fair tokens need exactly 4 random bits per round: every raw 64-bit draw of the g
 4-bit nibble, and the number of reds of a round is the popcount of its nibble. The histogram of red counts is
 built with SWAR bit tricks and ``np.bitwise_count`` over whole words, without unpacking nibbles; settlement is
 then the dot product of the 5-bin histogram with each bet's integer return per red count
-(``harness.paytable``). Biased tokens (a P(red) per token) use one uniform per token per round and a 16-bin
+(``harness.judge.paytable``). Biased tokens (a P(red) per token) use one uniform per token per round and a 16-bin
 pattern histogram.
 
 Runs are reproducible: one ``seed`` is split with ``numpy.random.SeedSequence.spawn`` into one stream per
@@ -22,7 +22,7 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from harness.paytable import RED_COUNTS, check_stake, returned
+from harness.judge.paytable import RED_COUNTS, check_stake, returned
 from harness.stats.exact import bet_math
 from simulator.bets import BetType
 

@@ -10,9 +10,12 @@ import pytest
 import simpy
 
 from gameserver.model import Phase
-from harness.adapters import AdapterError, PlayerSpec, ServerSetup, load_adapter
-from harness.adapters.reference_http_adapter import HttpAdapter
-from harness.adapters.reference_inprocess_adapter import InProcessAdapter
+from harness.bench.adapters.base import ServerSetup
+from harness.bench.adapters.loader import load_adapter
+from harness.bench.adapters.reference_http import HttpAdapter
+from harness.bench.adapters.reference_inprocess import InProcessAdapter
+from harness.errors import AdapterError
+from harness.records import PlayerSpec
 
 
 def _setup(tmp_path: Path) -> ServerSetup:
@@ -35,7 +38,7 @@ def _setup(tmp_path: Path) -> ServerSetup:
     [
         ("nodots", "expected 'package.module:ClassName'"),
         ("harness.nowhere:X", "cannot import harness.nowhere"),
-        ("harness.adapters.base:PlayerSpec", "PlayerSpec is not a GameServerAdapter subclass"),
+        ("harness.bench.adapters.base:PlayerSpec", "PlayerSpec is not a GameServerAdapter subclass"),
     ],
 )
 def test_load_adapter_names_what_is_wrong(path: str, message: str) -> None:
@@ -44,7 +47,7 @@ def test_load_adapter_names_what_is_wrong(path: str, message: str) -> None:
 
 
 def test_load_adapter_builds_the_named_class() -> None:
-    adapter = load_adapter("harness.adapters.reference_inprocess_adapter:InProcessAdapter", {"x": 1})
+    adapter = load_adapter("harness.bench.adapters.reference_inprocess:InProcessAdapter", {"x": 1})
     assert isinstance(adapter, InProcessAdapter) and adapter.options == {"x": 1}
 
 

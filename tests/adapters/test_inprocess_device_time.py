@@ -16,9 +16,10 @@ from typing import Any
 import simpy
 
 from gameserver.protocol import encode
-from harness.adapters import PlayerSpec, ServerSetup
-from harness.adapters.reference_inprocess_adapter import InProcessAdapter
-from harness.transports.memory import MemoryEnd, memory_pipe
+from harness.bench.adapters.base import ServerSetup
+from harness.bench.adapters.reference_inprocess import InProcessAdapter
+from harness.records import PlayerSpec
+from harness.wire.transports.memory import MemoryEnd, memory_pipe
 
 Fields = tuple[tuple[str, str], ...]
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.steps.docgen import DOC, collect, main
+from harness.cert.steps.docgen import DOC, collect, main
 
 NEW_SCENARIO = """\
 Feature: A lab's own scenario
@@ -33,7 +33,7 @@ Feature: A lab's own scenario
 
 
 def test_docs_steps_md_is_current() -> None:
-    assert main(["--check"]) == 0, "docs/steps.md is stale: run python -m harness.steps.docgen"
+    assert main(["--check"]) == 0, "docs/steps.md is stale: run python -m harness.cert.steps.docgen"
 
 
 def test_every_step_is_documented_with_an_example() -> None:
@@ -71,7 +71,14 @@ def test_a_new_scenario_from_documented_phrases_runs_without_new_python(tmp_path
     assert [r["outcome"] for r in matrix["clauses"]["PAY-8"]] == ["passed"]
     assert "SH-1" in matrix["uncovered"]  # a partial suite reports what it leaves uncovered (and does not fail)
     # the offline report of that run (built-in renderer: no network, no Node needed here)
-    build = [sys.executable, "-m", "harness.report.build", str(report / "allure-results"), str(report), "--fallback"]
+    build = [
+        sys.executable,
+        "-m",
+        "harness.cert.report.build",
+        str(report / "allure-results"),
+        str(report),
+        "--fallback",
+    ]
     done = subprocess.run(build, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     page = (report / "index.html").read_text(encoding="utf-8")

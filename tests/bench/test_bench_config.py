@@ -26,7 +26,7 @@ def test_shipped_bench_values() -> None:
         True,
         ("xocdia-server",),
     )
-    assert hil.server.adapter == "harness.adapters.reference_http_adapter:HttpAdapter"
+    assert hil.server.adapter == "harness.bench.adapters.reference_http:HttpAdapter"
     staging = load_bench(BENCH_DIR / "staging.example.yaml")
     assert (staging.faults_allowed, staging.device_urls["console"]) == (False, "/dev/ttyUSB4")
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.report.clauses import rule_clauses
+from harness.cert.report.clauses import rule_clauses
 
 
 def _cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
+from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ def test_a_bad_script_step_is_named_and_nothing_stays_open() -> None:
 
 def test_a_bad_adapter_path_is_named() -> None:
     bench = load_bench("in-process")
-    bench = replace(bench, server=replace(bench.server, adapter="harness.adapters.base:AdapterError"))
+    bench = replace(bench, server=replace(bench.server, adapter="harness.bench.adapters.base:AdapterError"))
     with pytest.raises(ValueError, match="AdapterError is not a GameServerAdapter subclass"):
         Rig.build(bench, {"alice": 100})
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import simpy
 
-from harness.protocol.link import Link, Received
-from harness.protocol.messages import (
+from harness.wire.protocol.link import Link, Received
+from harness.wire.protocol.messages import (
     CATALOGUE,
     BowlOff,
     Hello,
@@ -30,7 +30,7 @@ from harness.protocol.messages import (
     Source,
     VoidClause,
 )
-from harness.transports.base import Transport
+from harness.wire.transports.base import Transport
 
 
 class DevServer:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.protocol.codec import FrameDecoder, FrameError
-from harness.trace import read_trace
+from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.trace import read_trace
 
 CLI = [sys.executable, "-m", "harness.cli", "devices"]
 

@@ -8,19 +8,19 @@ import random
 
 import pytest
 import simpy
-from dev_server import DevServer
 
-from harness.devices.emulated import EmulatedTable
-from harness.protocol.messages import DEVICES, BowlOff, BowlOn, Drop, ShakeEnd, ShakeStart, Source
-from harness.realtime import SelectEnvironment
-from harness.trace import TraceRecorder, TracingTransport
-from harness.transports.base import Transport
-from harness.transports.faults import FaultRates, FaultyTransport
-from harness.transports.memory import memory_pipe
+from harness.bench.devices.emulated import EmulatedTable
+from harness.wire.protocol.messages import DEVICES, BowlOff, BowlOn, Drop, ShakeEnd, ShakeStart, Source
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.trace import TraceRecorder, TracingTransport
+from harness.wire.transports.base import Transport
+from harness.wire.transports.faults import FaultRates, FaultyTransport
+from harness.wire.transports.memory import memory_pipe
 from simulator import events as ev
 from simulator import load_profile
 from simulator.eventlog import EventLog
 from simulator.script import Script
+from tests.devices.dev_server import DevServer
 
 SCRIPT = Script.from_data(
     [

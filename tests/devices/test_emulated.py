@@ -10,10 +10,9 @@ import random
 
 import pytest
 import simpy
-from dev_server import DevServer
 
-from harness.devices.emulated import EmulatedTable
-from harness.protocol.messages import (
+from harness.bench.devices.emulated import EmulatedTable
+from harness.wire.protocol.messages import (
     DEVICES,
     BowlOff,
     BowlOn,
@@ -28,12 +27,13 @@ from harness.protocol.messages import (
     Source,
     TokensPlaced,
 )
-from harness.transports.base import Transport
-from harness.transports.faults import FaultRates, FaultyTransport
-from harness.transports.memory import memory_pipe
+from harness.wire.transports.base import Transport
+from harness.wire.transports.faults import FaultRates, FaultyTransport
+from harness.wire.transports.memory import memory_pipe
 from simulator import events as ev
 from simulator import load_profile
 from simulator.script import Script
+from tests.devices.dev_server import DevServer
 
 SCRIPT = Script.from_data(
     [

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.devices.hub import DeviceHub
-from harness.protocol.codec import FrameDecoder, FrameError
-from harness.protocol.link import LinkChanged, LinkEvent
-from harness.protocol.messages import BowlOff, BowlOn, Frame, Hello, Message, Source
-from harness.transports.pty import PtyPort
+from harness.bench.devices.hub import DeviceHub
+from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.link import LinkChanged, LinkEvent
+from harness.wire.protocol.messages import BowlOff, BowlOn, Frame, Hello, Message, Source
+from harness.wire.transports.pty import PtyPort
 
 
 class Gateway:

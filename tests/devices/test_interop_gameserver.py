@@ -9,12 +9,12 @@ from pathlib import Path
 
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import DeviceGateway, open_serial
-from harness.devices.emulated import EmulatedTable
-from harness.protocol.link import LinkEvent, Received
-from harness.protocol.messages import DEVICES, BowlOn, Hello, Result, Source
-from harness.realtime import SelectEnvironment
-from harness.transports.base import Transport
-from harness.transports.pty import PtyPort
+from harness.bench.devices.emulated import EmulatedTable
+from harness.wire.protocol.link import LinkEvent, Received
+from harness.wire.protocol.messages import DEVICES, BowlOn, Hello, Result, Source
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.transports.base import Transport
+from harness.wire.transports.pty import PtyPort
 from simulator import load_profile
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import simpy
 
-from harness.devices.lamp import LampDriver
-from harness.protocol.messages import LampClose, LampOpen, LampReshake, ReshakeReason
+from harness.bench.devices.lamp import LampDriver
+from harness.wire.protocol.messages import LampClose, LampOpen, LampReshake, ReshakeReason
 from simulator.lamp import Lamp, LampState
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import serial
 import simpy
 
-from harness.devices.emulated import EmulatedTable
-from harness.protocol.link import Link, Received
-from harness.protocol.messages import (
+from harness.bench.devices.emulated import EmulatedTable
+from harness.wire.protocol.link import Link, Received
+from harness.wire.protocol.messages import (
     CATALOGUE,
     DEVICES,
     Hello,
@@ -25,9 +25,9 @@ from harness.protocol.messages import (
     Result,
     Source,
 )
-from harness.realtime import SelectEnvironment
-from harness.transports.base import Transport
-from harness.transports.pty import PtyPort
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.transports.base import Transport
+from harness.wire.transports.pty import PtyPort
 from simulator import events as ev
 from simulator import load_profile
 

@@ -1,4 +1,4 @@
-"""What each device reports for each ground-truth event (the table in harness/devices/translate.py and
+"""What each device reports for each ground-truth event (the table in harness/bench/devices/translate.py and
 docs/protocol.md §6), written out by hand."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from harness.devices.translate import EventTranslator
-from harness.protocol.messages import (
+from harness.bench.devices.translate import EventTranslator
+from harness.wire.protocol.messages import (
     BowlOff,
     BowlOn,
     ConsoleRearranged,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from faults_helpers import Make
 
 from harness.bench.config import Bench, load_bench
 from harness.faults.schedule import Schedule, parse_schedule
+from tests.faults.faults_helpers import Make
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ import math
 from dataclasses import replace
 
 from gameserver.model import Phase
-from harness.adapters.base import AdapterError, BetRecordRow, BetReply, RoundEvent
+from harness.errors import AdapterError
 from harness.faults.fault_adapters import FaultableInProcessAdapter
+from harness.records import BetRecordRow, BetReply, RoundEvent
 
 
 class LosingAdapter(FaultableInProcessAdapter):

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.faults.history import Op
 from harness.faults.schedule import Schedule
+from harness.judge.history import Op
 
 Make = Callable[..., Schedule]
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gs_process import ServerProcess, write_config
-from gs_ptys import PtyDevice
+
+from tests.gameserver.gs_ptys import PtyDevice
+from tests.support.gs_process import ServerProcess, write_config
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from harness.adapters.base import BetRecordRow, RoundEvent
-from harness.adapters.reference_inprocess_adapter import InProcessAdapter
+from harness.bench.adapters.reference_inprocess import InProcessAdapter
+from harness.records import BetRecordRow, RoundEvent
 
 
 class BigPaysOnTwoTwo(InProcessAdapter):

@@ -8,7 +8,7 @@ from typing import Any
 
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
-from harness.oracle import Difference, Verdict
+from harness.judge import Difference, Verdict
 
 
 def _play(adapter: str, script: list[dict[str, Any]], bets: list[tuple[str, int]]) -> Verdict:
@@ -29,7 +29,7 @@ def _play(adapter: str, script: list[dict[str, Any]], bets: list[tuple[str, int]
 
 def test_the_reference_server_passes_the_same_round() -> None:
     verdict = _play(
-        "harness.adapters.reference_inprocess_adapter:InProcessAdapter",
+        "harness.bench.adapters.reference_inprocess:InProcessAdapter",
         [{"round": 1, "faces": "w w r r"}],
         [("big", 1000)],
     )
@@ -38,7 +38,7 @@ def test_the_reference_server_passes_the_same_round() -> None:
 
 
 def test_big_paid_on_two_two_is_reported_with_round_bet_and_clause() -> None:
-    verdict = _play("oracle_doubles:BigPaysOnTwoTwo", [{"round": 1, "faces": "w w r r"}], [("big", 1000)])
+    verdict = _play("tests.oracle.oracle_doubles:BigPaysOnTwoTwo", [{"round": 1, "faces": "w w r r"}], [("big", 1000)])
     # PAY-9: Big on two reds returns the stake (1,000); the double pays 1,000 + 960 = 1,960.
     assert verdict.differences == (
         Difference("1", "1", "PAY-9", "result of alice big 1000", "push", "win"),
@@ -51,7 +51,7 @@ def test_big_paid_on_two_two_is_reported_with_round_bet_and_clause() -> None:
 
 def test_a_skipped_refund_on_a_touched_lift_is_reported_under_sh5() -> None:
     verdict = _play(
-        "oracle_doubles:SkipsRefund",
+        "tests.oracle.oracle_doubles:SkipsRefund",
         [{"round": 1, "faces": "r r w w", "touch": True}],
         [("odd", 500), ("two_red", 1000)],
     )
@@ -64,16 +64,18 @@ def test_a_skipped_refund_on_a_touched_lift_is_reported_under_sh5() -> None:
 
 
 def test_a_misread_outcome_is_reported_as_an_outcome_difference() -> None:
-    verdict = _play("oracle_doubles:MisreadsToken3", [{"round": 1, "faces": "r r r w"}], [])
+    verdict = _play("tests.oracle.oracle_doubles:MisreadsToken3", [{"round": 1, "faces": "r r r w"}], [])
     assert verdict.differences == (Difference("1", "", "EQ-3", "outcome", "RRRW", "RRRR"),)
 
 
 def test_a_misread_after_overlapping_tokens_names_sh1() -> None:
-    verdict = _play("oracle_doubles:MisreadsToken3", [{"round": 1, "faces": "w w w r", "overlap": True}], [])
+    verdict = _play(
+        "tests.oracle.oracle_doubles:MisreadsToken3", [{"round": 1, "faces": "w w w r", "overlap": True}], []
+    )
     assert verdict.differences == (Difference("1", "", "SH-1", "outcome", "WWWR", "WWWW"),)
 
 
 def test_a_bet_record_that_disagrees_with_the_round_history_is_reported() -> None:
-    verdict = _play("oracle_doubles:StaleRecord", [{"round": 1, "faces": "r w w w"}], [("one_red", 100)])
+    verdict = _play("tests.oracle.oracle_doubles:StaleRecord", [{"round": 1, "faces": "r w w w"}], [("one_red", 100)])
     what = "round status in the bet record vs the round's events"
     assert verdict.differences == (Difference("1", "1", "GLI 4.14.2", what, "settled", "in_progress"),)

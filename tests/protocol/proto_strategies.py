@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from harness.protocol.messages import (
+from harness.wire.protocol.messages import (
     CATALOGUE,
     TAGGABLE,
     Ack,

@@ -7,9 +7,9 @@ import binascii
 
 import pytest
 
-from harness.protocol.codec import EncodeError, ErrorReason, FrameError, encode, parse_frame
-from harness.protocol.link import Link, Received
-from harness.protocol.messages import (
+from harness.wire.protocol.codec import EncodeError, ErrorReason, FrameError, encode, parse_frame
+from harness.wire.protocol.link import Link, Received
+from harness.wire.protocol.messages import (
     TAGGABLE,
     BowlOff,
     BowlOn,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from proto_strategies import frames
 
-from harness.protocol.codec import EncodeError, FrameDecoder, FrameError, encode
-from harness.protocol.messages import BowlOff, Drop, DropItem, Frame, Result, Source
+from harness.wire.protocol.codec import EncodeError, FrameDecoder, FrameError, encode
+from harness.wire.protocol.messages import BowlOff, Drop, DropItem, Frame, Result, Source
+from tests.protocol.proto_strategies import frames
 
 FAST = settings(max_examples=150, deadline=None)
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from harness.protocol.codec import EncodeError, ErrorReason, FrameDecoder, FrameError, crc16, encode, parse_frame
-from harness.protocol.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
+from harness.wire.protocol.codec import EncodeError, ErrorReason, FrameDecoder, FrameError, crc16, encode, parse_frame
+from harness.wire.protocol.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "protocol"

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.protocol.link import Delivered, Link, LinkChanged, Received, Refused
-from harness.protocol.messages import (
+from harness.wire.protocol.link import Delivered, Link, LinkChanged, Received, Refused
+from harness.wire.protocol.messages import (
     BowlOff,
     BowlOn,
     Hello,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from sim_helpers import quiet_data, shipped
+
+from tests.simulator.sim_helpers import quiet_data, shipped
 
 
 @pytest.fixture

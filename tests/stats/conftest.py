@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from stats_helpers import WriteRows, csv_writer
 
-from harness.stats.records import BET_COLUMNS, OUTCOME_COLUMNS
+from harness.stats.readers import BET_COLUMNS, OUTCOME_COLUMNS
+from tests.stats.stats_helpers import WriteRows, csv_writer
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.protocol.codec import ErrorReason, FrameDecoder, FrameError, encode
-from harness.transports.base import TransportClosed
-from harness.transports.faults import Fault, FaultRates, FaultyTransport
-from harness.transports.memory import MemoryEnd, memory_pipe
+from harness.wire.protocol.codec import ErrorReason, FrameDecoder, FrameError, encode
+from harness.wire.transports.base import TransportClosed
+from harness.wire.transports.faults import Fault, FaultRates, FaultyTransport
+from harness.wire.transports.memory import MemoryEnd, memory_pipe
 
 A = b"$1 2 BOWL ON*F06B\r\n"
 B = b"$1 3 BOWL OFF touch=0 token=-*6FA3\r\n"

@@ -10,11 +10,11 @@ from collections.abc import Iterator
 import pytest
 import serial
 
-from harness.devices.hub import DeviceHub
-from harness.protocol.codec import FrameDecoder, FrameError
-from harness.protocol.link import Delivered, LinkEvent
-from harness.protocol.messages import BowlOn, Frame, Hello, Source
-from harness.transports.netserver import SerialServer
+from harness.bench.devices.hub import DeviceHub
+from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.link import Delivered, LinkEvent
+from harness.wire.protocol.messages import BowlOn, Frame, Hello, Source
+from harness.wire.transports.netserver import SerialServer
 
 
 class HubThread:

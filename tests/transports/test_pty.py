@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.protocol.codec import FrameDecoder, FrameError
-from harness.protocol.messages import Frame
-from harness.transports.pty import PtyPort
-from harness.transports.url import SerialUrl
+from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.messages import Frame
+from harness.wire.transports.pty import PtyPort
+from harness.wire.transports.url import SerialUrl
 
 HELLO = b"$1 1 BOWL HELLO id=BOWL-0001 proto=1 fw=hil-0.1*19BB\r\n"
 ON = b"$1 2 BOWL ON*F06B\r\n"
@@ -97,7 +97,7 @@ def test_serial_url_transport_opens_a_pty_path_like_a_uart(tmp_path: Path) -> No
 
 
 def test_serial_url_that_cannot_open_names_the_url() -> None:
-    from harness.transports.base import TransportClosed
+    from harness.wire.transports.base import TransportClosed
 
     with pytest.raises(TransportClosed, match="cannot open /dev/does-not-exist"):
         SerialUrl("bowl", "/dev/does-not-exist")

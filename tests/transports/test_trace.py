@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.devices.hub import DeviceHub
-from harness.protocol.codec import FrameDecoder
-from harness.protocol.messages import BowlOff, BowlOn, Frame, Source
-from harness.trace import TraceRecorder, TracingTransport, read_trace, replay
-from harness.transports.pty import PtyPort
+from harness.bench.devices.hub import DeviceHub
+from harness.wire.protocol.codec import FrameDecoder
+from harness.wire.protocol.messages import BowlOff, BowlOn, Frame, Source
+from harness.wire.trace import TraceRecorder, TracingTransport, read_trace, replay
+from harness.wire.transports.pty import PtyPort
 
 
 class FakeClock:

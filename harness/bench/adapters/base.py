@@ -1,0 +1,112 @@
+"""The game-server adapter interface: everything the harness does to or reads from a game server.
+
+A lab with its own server writes one class implementing :class:`GameServerAdapter` and names it in its bench
+file (``server.adapter: mypackage.module:MyAdapter``); see ``docs/adapters.md``. The harness never talks to a
+server any other way. Money is integer minor units; bet types are the shared names (``four_red`` ... ``small``);
+round ids are the server's, as text (the lamp carries the same id to the table).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import simpy
+
+from harness.errors import AdapterError
+from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
+
+__all__ = [
+    "AdapterError",
+    "BetRecordRow",
+    "BetReply",
+    "GameServerAdapter",
+    "PlayerSpec",
+    "RoundEvent",
+    "ServerSetup",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSetup:
+    """What the bench hands an adapter at start.
+
+    ``devices`` maps each device name (``bowl``, ``shaker``, ``reader``, ``lamp``, ``console``) to the server's
+    end of its line: a pyserial URL/path (text) for a server process, or a transport object for an in-process
+    server. ``env`` is the bench's SimPy environment (virtual or real time); an in-process server runs on it.
+    """
+
+    players: tuple[PlayerSpec, ...]
+    devices: Mapping[str, Any]
+    env: simpy.Environment
+    workdir: Path
+    betting_s: float
+    round_gap_s: float
+    pause_timeout_s: float
+    reshake_cap: int
+    result_timeout_s: float
+    heartbeat_s: float
+
+
+class GameServerAdapter(ABC):
+    """How the harness drives and reads one game server. Implementations must be safe to call from the bench's
+    single thread only; every call returns within the bench's step timeout or raises :class:`AdapterError`.
+
+    Construction takes the bench file's ``server.options`` mapping (plus ``url``/``command`` from the bench).
+    """
+
+    #: True when :attr:`RoundEvent.at` is the bench's simulation time (a server running on the bench's own SimPy
+    #: environment). The oracle then knows when the server closed betting on the table's clock and judges an early
+    #: lift (SH-4b) against that close rather than against the lamp, which shows it late when its line is slow.
+    clock_is_sim_time: bool = False
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        self.options = dict(options)
+
+    @abstractmethod
+    def start(self, setup: ServerSetup) -> None:
+        """Bring the server up (or attach to it) with these players and devices. Raises AdapterError."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Release everything started; idempotent, never raises."""
+
+    @abstractmethod
+    def connect(self, player_id: str) -> None:
+        """Open the player's session (e.g. its event stream). Raises AdapterError."""
+
+    @abstractmethod
+    def disconnect(self, player_id: str) -> None:
+        """Drop the player's connection abruptly (no goodbye)."""
+
+    @abstractmethod
+    def place_bet(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
+    ) -> BetReply:
+        """Send a bet for the round taking bets. ``lose_reply``: the connection drops right after the request
+        is sent, so the player never sees the answer (the reply then has ``confirmed=False``). Rejections are
+        replies, not exceptions; AdapterError only when the server cannot be reached."""
+
+    @abstractmethod
+    def supervise(self, action: str, reason: str = "") -> None:
+        """A supervisor action: ``open`` (a round), ``pause``, ``resume``, ``cancel``. Raises AdapterError with
+        the server's code when refused."""
+
+    @abstractmethod
+    def round_events(self) -> list[RoundEvent]:
+        """Every round event the server has published since start, in order (cumulative)."""
+
+    @abstractmethod
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        """The player's bet record, as the player (or recall) sees it."""
+
+    @abstractmethod
+    def balance(self, player_id: str) -> int:
+        """The player's current balance in minor units."""
+
+    def evidence(self) -> dict[str, str]:
+        """Extra evidence to attach to a scenario (name → text), e.g. the server's own serial trace."""
+        return {}

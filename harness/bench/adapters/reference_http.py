@@ -1,0 +1,381 @@
+"""The reference server as a separate process, over HTTP and WebSocket: the local HIL bench's adapter.
+
+:meth:`HttpAdapter.start` writes a server config (the players with tokens, a supervisor, the bench's timings,
+rounds opened by the supervisor only), starts the bench's command (default ``xocdia-server``) with
+``--db``, ``--port 0``, ``--config`` and one ``--device NAME=URL`` per line, and waits (bounded) until it says
+it is listening. Players bet over HTTP (``POST /v1/bets``) and are *connected* while their WebSocket stream
+(``/v1/stream``) is open; round events are read from the supervisor's ``/v1/events`` log.
+
+With ``server.kind: url`` (a staging server already running) nothing is started: ``options`` must give
+``players`` (id → token) and ``supervisor_token``; a lab would normally write its own adapter instead. Attached
+so, the adapter takes the server as up from :meth:`HttpAdapter.start` to :meth:`HttpAdapter.stop` (a dead server
+shows as failing calls) and cannot kill or restart it (:attr:`HttpAdapter.can_restart` is False).
+
+Fault injection's interface (``harness.faults.fault_adapters``): :meth:`HttpAdapter.kill_server` (SIGKILL),
+:meth:`HttpAdapter.restart_server` (the same command line again, on a new port), :attr:`HttpAdapter.server_up`,
+:attr:`HttpAdapter.address` (where the server listens now) and :meth:`HttpAdapter.player_address` (where a
+player's requests and event stream go: a subclass routes them through a proxy by overriding it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from websockets.exceptions import WebSocketException
+from websockets.sync.client import ClientConnection, connect
+
+from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.reference_events import bet_row, round_event
+from harness.errors import AdapterError
+from harness.records import BetRecordRow, BetReply, RoundEvent
+
+START_TIMEOUT_S = 20.0
+HTTP_TIMEOUT_S = 10.0
+PUMP_JOIN_S = 2.0  # at stop: how long to wait for an ended process's stdout reader to reach the end
+SUPERVISOR = "bench-supervisor"
+
+
+class HttpAdapter(GameServerAdapter):
+    """See the module docstring. Options: ``command`` (argv prefix), ``url`` (attach instead of starting),
+    ``players`` / ``supervisor_token`` (with ``url``)."""
+
+    def __init__(self, options: Mapping[str, Any]) -> None:
+        super().__init__(options)
+        self._proc: subprocess.Popen[str] | None = None
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._host = "127.0.0.1"
+        self._port = 0
+        self._tokens: dict[str, str] = dict(self.options.get("players") or {})
+        self._boss = str(self.options.get("supervisor_token") or "")
+        self._streams: dict[str, ClientConnection] = {}
+        self._stacks: dict[str, contextlib.ExitStack] = {}
+        self._events: list[RoundEvent] = []
+        self._after = 0
+        self._trace: Path | None = None
+        self._stderr = ""
+        self._argv: list[str] = []  # the command line of the process kill_server ended (for restart_server)
+        self._dead: list[subprocess.Popen[str]] = []  # processes ended by kill_server; their pipes close at stop
+        self._pumps: list[threading.Thread] = []  # one stdout reader per process started
+        self._attached = False  # started with ``url``: between start and stop, up by definition
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self, setup: ServerSetup) -> None:
+        url = str(self.options.get("url") or "")
+        if url:
+            parts = urlsplit(url)
+            self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+            self._attached = True
+            return
+        self._boss = "boss-" + setup.workdir.name
+        self._tokens = {p.player_id: f"tok-{i}-{setup.workdir.name}" for i, p in enumerate(setup.players)}
+        config = {
+            "engine": {
+                "betting_s": setup.betting_s,
+                "round_gap_s": setup.round_gap_s,
+                "auto_open": False,
+                "reshake_cap": setup.reshake_cap,
+                "pause_timeout_s": setup.pause_timeout_s,
+                "result_timeout_s": setup.result_timeout_s,
+            },
+            "players": [
+                {"id": p.player_id, "token": self._tokens[p.player_id], "balance": p.balance} for p in setup.players
+            ],
+            "supervisors": [{"id": SUPERVISOR, "token": self._boss}],
+            "heartbeat_timeout_s": setup.heartbeat_s,
+        }
+        cfg = setup.workdir / "server.yaml"
+        cfg.write_text(yaml.safe_dump(config), encoding="utf-8")
+        db = setup.workdir / "server.db"
+        self._trace = setup.workdir / "server.serial.jsonl"
+        command = _resolve(list(self.options.get("command") or ["xocdia-server"]))
+        argv = [*command, "--db", str(db), "--port", "0", "--config", str(cfg), "--trace", str(self._trace)]
+        for name, address in setup.devices.items():
+            argv += ["--device", f"{name}={address}"]
+        try:
+            self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            raise AdapterError("start_failed", f"cannot run {command[0]!r}: {exc.strerror}") from None
+        self._start_pump()
+        self._port = self._wait_listening()
+
+    def _start_pump(self) -> None:
+        pump = threading.Thread(target=self._pump, daemon=True)
+        self._pumps.append(pump)
+        pump.start()
+
+    def _pump(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            self._lines.put(line.strip())
+
+    def _wait_listening(self) -> int:
+        assert self._proc is not None
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                err = self._proc.stderr.read().strip() if self._proc.stderr else ""
+                raise AdapterError("start_failed", f"the server exited ({self._proc.returncode}): {err}")
+            try:
+                line = self._lines.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if "listening on" in line:
+                return int(line.rsplit(":", 1)[1])
+        self.stop()
+        raise AdapterError("start_failed", f"the server did not listen within {START_TIMEOUT_S:g} s")
+
+    def stop(self) -> None:
+        for player in list(self._streams):
+            self.disconnect(player)
+        self._attached = False
+        proc, self._proc = self._proc, None
+        try:
+            if proc is None or proc.poll() is not None:
+                return
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            with contextlib.suppress(Exception):
+                self._stderr = proc.stderr.read() if proc.stderr else ""
+        finally:
+            self._close_pipes([*self._dead, *([proc] if proc is not None else [])])
+            self._dead.clear()
+
+    def _close_pipes(self, procs: list[subprocess.Popen[str]]) -> None:
+        """Close the pipes of ended processes, once their stdout readers have seen the end (bounded wait)."""
+        for pump in self._pumps:
+            pump.join(timeout=PUMP_JOIN_S)
+        self._pumps = [p for p in self._pumps if p.is_alive()]
+        for proc in procs:
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    # ------------------------------------------------------------------ kill -9 and restart
+    @property
+    def address(self) -> tuple[str, int]:
+        """Where the server listens now, direct (host, port): the port changes on :meth:`restart_server`; port 0
+        before :meth:`start`."""
+        return self._host, self._port
+
+    def player_address(self, player_id: str) -> tuple[str, int]:
+        """Where ``player_id``'s bets and event stream go: :attr:`address` here. A subclass overrides this to
+        route a player through a proxy; the supervisor and the record reads always go to :attr:`address`."""
+        return self.address
+
+    @property
+    def server_up(self) -> bool:
+        """Whether the bench may treat the server as up. Started by this adapter: True while its process runs
+        (False before :meth:`start`, after :meth:`stop`, between :meth:`kill_server` and :meth:`restart_server`).
+        Attached by ``url``: True from :meth:`start` to :meth:`stop`; this adapter owns no process to watch, so a
+        dead server shows as calls failing with ``unreachable``, as on any adapter."""
+        return self._attached or (self._proc is not None and self._proc.poll() is None)
+
+    @property
+    def can_restart(self) -> bool:
+        """True when this adapter starts the server process itself (no ``url`` option): :meth:`kill_server` and
+        :meth:`restart_server` then really SIGKILL it and run it again on the same database. False when attached
+        by ``url``: both do nothing, so fault injection must not plan a server kill (it refuses one). Known from
+        the options alone, before :meth:`start`."""
+        return not self.options.get("url")
+
+    def kill_server(self) -> None:
+        """SIGKILL the server process (no shutdown: only what it committed to its ``--db`` survives), after
+        dropping every player's stream; waits (at most 10 s) until it has exited, and keeps its command line for
+        :meth:`restart_server`. Does nothing when this adapter started no process (``url``) or after
+        :meth:`stop`."""
+        proc = self._proc
+        if proc is None:
+            return
+        self._argv = [str(a) for a in proc.args] if isinstance(proc.args, list | tuple) else []
+        for player in list(self._streams):
+            self.disconnect(player)
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        if proc.stderr is not None:
+            proc.stderr.close()
+        self._dead.append(proc)  # its stdout is left to its pump thread (reads to EOF); closed at stop
+
+    def restart_server(self) -> None:
+        """Run the killed server's command line again (the same ``--db``, config, trace and device lines) and
+        wait (at most :data:`START_TIMEOUT_S`) until it listens; :attr:`address` then has its new port. Players
+        must connect again. Does nothing while the server is up, or when :meth:`kill_server` never ran.
+
+        Raises:
+            AdapterError: ``start_failed`` when the command cannot be run, exits, or does not listen in time.
+        """
+        if self.server_up or not self._argv:
+            return
+        try:
+            self._proc = subprocess.Popen(self._argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        except OSError as exc:
+            raise AdapterError("start_failed", f"cannot restart the server: {exc.strerror}") from None
+        self._start_pump()
+        self._port = self._wait_listening()
+
+    # ------------------------------------------------------------------ HTTP
+    def _call(
+        self, method: str, path: str, token: str, body: Any = None, to: tuple[str, int] | None = None
+    ) -> tuple[int, Any]:
+        host, port = self.address if to is None else to
+        conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        try:
+            conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
+            resp = conn.getresponse()
+            text = resp.read().decode()
+        except OSError as exc:
+            raise AdapterError("unreachable", f"{method} {path}: {exc}") from None
+        finally:
+            conn.close()
+        try:
+            return resp.status, json.loads(text)
+        except ValueError:
+            return resp.status, {"error": {"code": "bad_response", "message": text[:200]}}
+
+    def _token(self, player_id: str) -> str:
+        token = self._tokens.get(player_id)
+        if token is None:
+            raise AdapterError("unknown_player", f"no token for player {player_id!r}")
+        return token
+
+    # ------------------------------------------------------------------ players and supervisor
+    def connect(self, player_id: str) -> None:
+        if player_id in self._streams:
+            return
+        host, port = self.player_address(player_id)
+        url = f"ws://{host}:{port}/v1/stream?token={self._token(player_id)}"
+        stack = contextlib.ExitStack()
+        try:
+            ws = stack.enter_context(connect(url, open_timeout=HTTP_TIMEOUT_S, max_queue=None))
+            ws.recv(timeout=HTTP_TIMEOUT_S)  # the server's hello: the session is open
+        except (OSError, WebSocketException, TimeoutError) as exc:
+            stack.close()
+            raise AdapterError("unreachable", f"stream of {player_id}: {exc}") from None
+        self._streams[player_id] = ws
+        self._stacks[player_id] = stack
+
+    def disconnect(self, player_id: str) -> None:
+        ws = self._streams.pop(player_id, None)
+        stack = self._stacks.pop(player_id, None)
+        if ws is not None:
+            with contextlib.suppress(Exception):
+                ws.socket.close()  # abrupt: no closing handshake, as a lost network
+        if stack is not None:
+            with contextlib.suppress(Exception):
+                stack.close()
+
+    def place_bet(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
+    ) -> BetReply:
+        if player_id not in self._streams:
+            raise AdapterError("not_connected", f"player {player_id!r} is not connected")
+        base = BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, confirmed=not lose_reply)
+        body = {"client_bet_id": client_bet_id, "bet_type": bet_type, "stake": stake}
+        if lose_reply:
+            self._send_and_drop(player_id, body)
+            self.disconnect(player_id)
+            return base
+        status, data = self._call("POST", "/v1/bets", self._token(player_id), body, self.player_address(player_id))
+        if status in (200, 201):
+            bet = data["bet"]
+            return BetReply(
+                player_id,
+                client_bet_id,
+                bet_type,
+                stake,
+                accepted=True,
+                bet_id=str(bet["bet_id"]),
+                round_id=str(bet["round_id"]),
+                balance_before=int(bet["balance_before"]),
+                balance_after=int(bet["balance_after"]),
+            )
+        return BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, code=_code(data))
+
+    def _send_and_drop(self, player_id: str, body: dict[str, Any]) -> None:
+        """Send the request and close the socket without reading the answer (the player's network drops)."""
+        host, port = self.player_address(player_id)
+        conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
+        headers = {"Authorization": f"Bearer {self._token(player_id)}", "Content-Type": "application/json"}
+        try:
+            conn.request("POST", "/v1/bets", body=json.dumps(body), headers=headers)
+        except OSError as exc:
+            raise AdapterError("unreachable", f"POST /v1/bets: {exc}") from None
+        finally:
+            conn.close()
+
+    def supervise(self, action: str, reason: str = "") -> None:
+        status, data = self._call("POST", f"/v1/supervisor/{action}", self._boss, {"reason": reason} if reason else {})
+        if status != 200:
+            raise AdapterError(_code(data), str(data.get("error", {}).get("message", data)))
+
+    # ------------------------------------------------------------------ records
+    def round_events(self) -> list[RoundEvent]:
+        for ws in self._streams.values():  # keep the streams drained (their content is not needed here)
+            with contextlib.suppress(TimeoutError, WebSocketException, OSError):
+                while True:
+                    ws.recv(timeout=0)
+        while True:
+            status, data = self._call("GET", f"/v1/events?after={self._after}&limit=1000", self._boss)
+            if status != 200:
+                raise AdapterError(_code(data), "cannot read the event log")
+            rows = data["events"]
+            for raw in rows:
+                self._after = max(self._after, int(raw["seq"]))
+                event = round_event(raw)
+                if event is not None:
+                    self._events.append(event)
+            if len(rows) < 1000:
+                return list(self._events)
+
+    def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        status, data = self._call("GET", f"/v1/players/{player_id}/bets", self._boss)
+        if status != 200:
+            raise AdapterError(_code(data), f"cannot read the bet record of {player_id}")
+        return [bet_row(r) for r in data["bets"]]
+
+    def balance(self, player_id: str) -> int:
+        status, data = self._call("GET", f"/v1/players/{player_id}/balance", self._boss)
+        if status != 200:
+            raise AdapterError(_code(data), f"cannot read the balance of {player_id}")
+        return int(data["balance"])
+
+    def evidence(self) -> dict[str, str]:
+        out: dict[str, str] = {}
+        if self._trace is not None and self._trace.exists():
+            out["server serial trace (jsonl)"] = self._trace.read_text(encoding="utf-8")
+        if self._stderr:
+            out["server stderr"] = self._stderr
+        return out
+
+
+def _code(data: Any) -> str:
+    if isinstance(data, dict) and isinstance(data.get("error"), dict):
+        return str(data["error"].get("code", "error"))
+    return "error"
+
+
+def _resolve(command: list[str]) -> list[str]:
+    """Find the program on PATH or beside this interpreter (a venv's ``bin`` that is not on PATH)."""
+    here = os.path.dirname(sys.executable)
+    found = shutil.which(command[0], path=os.pathsep.join([here, os.environ.get("PATH", "")]))
+    return [found or command[0], *command[1:]]

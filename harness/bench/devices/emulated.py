@@ -1,0 +1,158 @@
+"""An emulated table: the simulator's :class:`~simulator.table.Table` plus its five serial devices.
+
+Every ground-truth event goes through :class:`~harness.bench.devices.translate.EventTranslator` to the device that
+would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port
+are set on
+the simulator's lamp, which the simulated dealer follows. The device ends are serviced by a SimPy
+process, so the
+same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
+(:class:`harness.wire.realtime.SelectEnvironment`, ptys or serial servers).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Generator, Mapping
+from typing import Any
+
+import simpy
+
+from harness.bench.devices.hub import DeviceHub, EventHandler
+from harness.bench.devices.lamp import LampDriver
+from harness.bench.devices.translate import EventTranslator
+from harness.wire.protocol.link import HEARTBEAT
+from harness.wire.protocol.messages import Message, Source
+from harness.wire.realtime import SelectEnvironment
+from harness.wire.transports.base import Transport
+from simulator.events import Event
+from simulator.lamp import Lamp
+from simulator.profile import Profile
+from simulator.script import Script
+from simulator.table import Table
+
+
+class EmulatedTable:
+    """A simulated table whose devices speak the wire protocol.
+
+    Args:
+        profile, seed: the simulator's table profile and root seed.
+        transports: the device end of each device's line (absent devices send nothing).
+        env: the SimPy environment (virtual time by default; a ``SelectEnvironment`` for real time).
+        server_lamp: True (default) when a game server drives the lamp; False to let the simulator's fixed
+            schedule open and close rounds (the lamp port then only reports HELLO/HB).
+        require_ack: False when nothing acknowledges frames (a person watching with a terminal).
+        players: number of simulated players (default: the profile's).
+        script: forced incidents (see :mod:`simulator.script`).
+        on_event: called with every link event of every device.
+        keep_reports: keep every (time, device, message) handed to the devices in :attr:`reports`.
+        heartbeat: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
+        round_tags: True (default) to tag every device report with the server's id of the round the table
+            was playing when the device saw it (docs/protocol.md §6, "Round tag"); False for a server that
+            does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands).
+        event_times: True (default) to stamp every device report with ``at``, the device clock in ms when the
+            fact happened (docs/protocol.md §6, "Event time", revision 1.2); False for a server that does not
+            accept it (a 1.1 server NAKs it). The device clock is the environment's time since this table was
+            made, so in real time it needs a ``SelectEnvironment`` at factor 1 (sim seconds = wall seconds).
+
+    Raises:
+        ValueError: event times on a real-time environment whose factor is not 1 (the device clock would drift
+            against the wall clock the server measures arrivals with).
+    """
+
+    def __init__(
+        self,
+        profile: Profile,
+        seed: int,
+        transports: Mapping[Source, Transport],
+        *,
+        env: simpy.Environment | None = None,
+        server_lamp: bool = True,
+        require_ack: bool = True,
+        players: int | None = None,
+        script: Script | None = None,
+        on_event: EventHandler | None = None,
+        keep_reports: bool = False,
+        heartbeat: float = HEARTBEAT,
+        round_tags: bool = True,
+        event_times: bool = True,
+    ) -> None:
+        self.env = env if env is not None else simpy.Environment()
+        if event_times and isinstance(self.env, SelectEnvironment) and self.env.factor != 1:
+            raise ValueError(
+                f"event_times: the device clock needs a real-time factor of 1 (got {self.env.factor:g}); "
+                "pass event_times=False to run slower or faster than the wall clock"
+            )
+        self.lamp = Lamp(self.env) if server_lamp else None
+        self.driver = LampDriver(self.lamp) if self.lamp is not None else None
+        self.round_tags = round_tags
+        self.event_times = event_times
+        self.clock0 = float(self.env.now)  # the devices' power-up: their clocks count ms from here
+        self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
+        self.hub = DeviceHub(
+            transports,
+            on_command=self._command,
+            on_event=on_event,
+            require_ack=require_ack,
+            heartbeat=heartbeat,
+        )
+        self.table = Table(
+            profile,
+            seed,
+            env=self.env,
+            lamp=self.lamp,
+            listeners=(self._on_event,),
+            players=players,
+            script=script,
+        )
+        self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
+        self._wake: simpy.Event = self.env.event()
+        for transport in transports.values():
+            transport.notify(self.wake)
+        self.env.process(self._service())
+
+    def _on_event(self, event: Event) -> None:
+        reports = self.translator(event)
+        tag = self._round_tag(event)
+        at = self.device_time(event.t) if self.event_times else None
+        for src, message in reports:
+            if src in self.hub.ports:
+                self.hub.send(src, message, self.env.now, tag, at)
+                if self.reports is not None:
+                    self.reports.append((self.env.now, src, message))
+        if reports:
+            self.wake()  # new frames may have moved a retransmission deadline
+
+    def _round_tag(self, event: Event) -> str | None:
+        """The server's id of the round the table was playing when ``event`` happened (the lamp's OPEN for
+        it), or None when tags are off, the lamp is not the server's, or the event belongs to no round."""
+        number = getattr(event, "round", None)
+        if not self.round_tags or self.driver is None or not isinstance(number, int):
+            return None
+        return self.driver.wire_id(number)
+
+    def device_time(self, t: float) -> int:
+        """The devices' clock at environment time ``t``: whole ms since the table was made (docs/protocol.md §6,
+        "Event time"). Guarantees a non-negative int for any ``t`` not before the table was made."""
+        return max(0, round((t - self.clock0) * 1000))
+
+    def _command(self, src: Source, message: Message, now: float) -> None:
+        if src is Source.LAMP and self.driver is not None:
+            self.driver.apply(message, now)
+
+    def wake(self, *_args: Any) -> None:
+        """Service the devices at once (e.g. input is waiting). Safe to call many times."""
+        if not self._wake.triggered:
+            self._wake.succeed()
+
+    def _service(self) -> Generator[simpy.Event, Any, None]:
+        env, hub = self.env, self.hub
+        hub.start(env.now)
+        while True:
+            deadline = hub.service(env.now)
+            wake = self._wake
+            if deadline is None:
+                yield wake
+            else:
+                yield env.timeout(max(deadline - env.now, 0.0)) | wake
+            if wake.triggered:
+                self._wake = env.event()

@@ -1,0 +1,71 @@
+"""The table lamp device: server lamp commands (docs/protocol.md §6) become states of the simulator's lamp,
+which the simulated dealer follows."""
+
+from __future__ import annotations
+
+from harness.wire.protocol.messages import (
+    LampClose,
+    LampOpen,
+    LampPause,
+    LampReshake,
+    LampResume,
+    LampVoid,
+    Message,
+)
+from simulator.lamp import Lamp, LampState
+
+LAMP_COMMANDS: frozenset[type[Message]] = frozenset({LampOpen, LampClose, LampReshake, LampPause, LampResume, LampVoid})
+
+
+class LampDriver:
+    """Applies lamp commands to a simulator :class:`Lamp`.
+
+    Round ids on the wire are strings; the simulator numbers rounds with ints. A decimal id is used as is; any
+    other id gets the next unused number, and the mapping is kept in :attr:`rounds`.
+    """
+
+    def __init__(self, lamp: Lamp) -> None:
+        self.lamp = lamp
+        self.rounds: dict[str, int] = {}
+        self._ids: dict[int, str] = {}  # the reverse of ``rounds``
+        self._before_pause: tuple[LampState, float | None] | None = None
+
+    def round_no(self, round_id: str) -> int:
+        known = self.rounds.get(round_id)
+        if known is not None:
+            return known
+        number = int(round_id) if round_id.isdigit() else max(self.rounds.values(), default=0) + 1
+        self.rounds[round_id] = number
+        return number
+
+    def wire_id(self, number: int) -> str | None:
+        """The wire round id the server opened as round ``number`` (None if no OPEN named it)."""
+        if len(self._ids) != len(self.rounds):  # rebuilt from ``rounds``, which subclasses fill too
+            self._ids = {n: round_id for round_id, n in self.rounds.items()}
+        return self._ids.get(number)
+
+    def apply(self, message: Message, now: float) -> None:
+        """Show the command on the lamp. Messages that are not lamp commands are ignored."""
+        lamp = self.lamp
+        if isinstance(message, LampOpen):
+            lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + message.ms / 1000.0)
+        elif isinstance(message, LampClose):
+            lamp.set(LampState.BETTING_CLOSED, self.round_no(message.round))
+        elif isinstance(message, LampReshake):
+            # after the close a re-shake does not reopen anything: the lamp keeps showing "betting closed", so
+            # the dealer, who re-shakes on his own (SH-2, SH-3), lifts after the new shake instead of waiting
+            # for a CLOSE that never comes
+            closed = lamp.signal.state is LampState.BETTING_CLOSED
+            lamp.set(LampState.BETTING_CLOSED if closed else LampState.RESHAKE, self.round_no(message.round))
+        elif isinstance(message, LampPause):
+            signal = lamp.signal
+            self._before_pause = (signal.state, signal.deadline)
+            lamp.set(LampState.PAUSED, self.round_no(message.round))
+        elif isinstance(message, LampResume):
+            state, deadline = self._before_pause or (LampState.BETTING_CLOSED, None)
+            self._before_pause = None
+            if state is LampState.BETTING_OPEN and deadline is None:
+                state = LampState.BETTING_CLOSED
+            lamp.set(state, self.round_no(message.round), deadline)
+        elif isinstance(message, LampVoid):
+            lamp.set(LampState.VOID, self.round_no(message.round))

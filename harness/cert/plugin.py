@@ -1,0 +1,277 @@
+"""The xocdia pytest plugin (entry point ``pytest11: xocdia``): benches, certification steps, evidence, matrix.
+
+- ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench``,
+  ``cert`` (a scenario's :class:`~harness.cert.steps.context.CertContext`; its rig is closed after the scenario),
+  ``players``, ``table`` (the running rig) and ``oracle`` (a callable returning the verdict so far).
+- ``--tags EXPR``: run only scenarios whose tags match (``clause:SH-3 or gli:4.16``).
+- ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
+- Step definitions (``harness.cert.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
+- Tags ``@clause:X``, ``@gli:N`` and ``@severity:S`` are accepted under ``--strict-markers``; they become allure
+  labels, and every Gherkin step becomes an allure step. Per scenario the serial trace of every port, the ground-
+  truth timeline, the server's round events and the oracle's verdict are attached.
+Works under xdist: workers send each scenario's tags in ``user_properties``; the controller builds the matrix.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import allure
+import pytest
+
+from harness.bench.config import Bench, BenchError, load_bench
+from harness.bench.rig import Rig
+from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
+from harness.cert.report.html import write_matrix_result
+from harness.cert.steps.context import CertContext
+from harness.judge.oracle import Verdict
+
+STEP_MODULES = (
+    "harness.cert.steps.given",
+    "harness.cert.steps.when",
+    "harness.cert.steps.then",
+    "harness.cert.steps.stats",
+    "harness.cert.steps.faults",  # features/faults (fault injection)
+)
+TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
+_TAGS_ATTR = "_xocdia_tags"
+_STEPS_KEY = pytest.StashKey[list[Any]]()
+REPO = Path(__file__).resolve().parents[2]
+ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("xocdia", "xocdia-hil certification")
+    group.addoption("--bench", default="in-process", help="bench file or shipped bench name (default in-process)")
+    group.addoption("--tags", default="", help="run only scenarios matching this tag expression")
+    group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name in STEP_MODULES:
+        module = importlib.import_module(name)
+        if not config.pluginmanager.is_registered(module):
+            config.pluginmanager.register(module, f"xocdia-steps-{name}")
+    if not config.pluginmanager.has_plugin("xocdia-matrix"):
+        config.pluginmanager.register(MatrixCollector(config), "xocdia-matrix")
+
+
+# ---------------------------------------------------------------------------------------------------- fixtures
+@pytest.fixture(scope="session")
+def bench(pytestconfig: pytest.Config) -> Bench:
+    """The bench named by ``--bench``. A bad bench file stops the run with its field-named error."""
+    try:
+        return load_bench(str(pytestconfig.getoption("--bench")))
+    except BenchError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.fixture
+def cert(bench: Bench) -> Iterator[CertContext]:
+    """One scenario's context; after the scenario its evidence is attached and its rig closed."""
+    context = CertContext(bench)
+    try:
+        yield context
+    finally:
+        try:
+            for name, body in context.evidence().items():
+                ALLURE.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
+                print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
+        finally:
+            if context.rig is not None:
+                context.rig.close()
+
+
+@pytest.fixture
+def players(cert: CertContext) -> dict[str, int]:
+    """The scenario's players and opening balances (filled by ``Given player ... has a balance of ...``)."""
+    return cert.players
+
+
+@pytest.fixture
+def table(cert: CertContext) -> Rig:
+    """The running bench rig (emulated table, devices, server adapter), built on first use."""
+    return cert.running()
+
+
+@pytest.fixture
+def oracle(cert: CertContext) -> Callable[[], Verdict]:
+    """Judge everything the server reported so far: ``oracle().passed``, ``oracle().differences``."""
+    return cert.verdict
+
+
+# ---------------------------------------------------------------------------------------------------- tags
+@pytest.hookimpl(tryfirst=True)
+def pytest_bdd_apply_tag(tag: str, function: Callable[..., Any]) -> bool | None:
+    """Remember every tag on the scenario function; accept clause/gli/severity tags without making markers."""
+    tags: set[str] = function.__dict__.setdefault(_TAGS_ATTR, set())
+    tags.add(tag)
+    return True if tag.startswith(TAG_PREFIXES) else None
+
+
+def _tags(item: pytest.Item) -> set[str]:
+    function = getattr(item, "function", None)
+    return set(getattr(function, _TAGS_ATTR, set()))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect scenarios that do not match ``--tags``, and scenarios tagged ``@bench:NAME`` for other benches
+    (a scenario that needs what only some benches have, e.g. serial fault injection in-process)."""
+    expression = str(config.getoption("--tags"))
+    try:
+        bench_name = load_bench(str(config.getoption("--bench"))).name
+    except BenchError:
+        bench_name = ""  # the bench fixture reports the error when a scenario needs it
+    keep: list[pytest.Item] = []
+    for item in items:
+        tags = _tags(item)
+        benches = {t.split(":", 1)[1] for t in tags if t.startswith("bench:")}
+        try:
+            wanted = matches(expression, tags)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if wanted and (not benches or not bench_name or bench_name in benches):
+            keep.append(item)
+    dropped = [i for i in items if i not in keep]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
+# ---------------------------------------------------------------------------------------------------- allure
+def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    tags = set(scenario.tags) | set(feature.tags)
+    clauses = sorted(t.split(":", 1)[1] for t in tags if t.startswith("clause:"))
+    gli = sorted(t.split(":", 1)[1] for t in tags if t.startswith("gli:"))
+    severity = next(
+        (t.split(":", 1)[1] for t in tags if t.startswith("severity:")), "critical" if clauses else "normal"
+    )
+    ALLURE.dynamic.feature(feature.name)
+    ALLURE.dynamic.story(scenario.name)
+    ALLURE.dynamic.severity(
+        allure.severity_level(severity) if severity in _SEVERITIES else allure.severity_level.NORMAL
+    )
+    for clause in clauses:
+        ALLURE.dynamic.label("clause", clause)
+        ALLURE.dynamic.tag(f"clause:{clause}")
+    for ref in gli:
+        ALLURE.dynamic.label("gli", ref)
+        ALLURE.dynamic.tag(f"gli:{ref}")
+    node = request.node
+    node.user_properties.append(("xocdia_scenario", scenario.name))
+    node.user_properties.append(("xocdia_clauses", ",".join(clauses)))
+    node.user_properties.append(("xocdia_gli", ",".join(gli)))
+    node.stash[_STEPS_KEY] = []
+
+
+_SEVERITIES = {s.value for s in allure.severity_level}
+
+
+def pytest_bdd_before_step(
+    request: pytest.FixtureRequest, feature: Any, scenario: Any, step: Any, step_func: Any
+) -> None:
+    context = ALLURE.step(f"{step.keyword} {step.name}")
+    context.__enter__()
+    request.node.stash.setdefault(_STEPS_KEY, []).append(context)
+
+
+def _close_step(request: pytest.FixtureRequest, exc: BaseException | None) -> None:
+    stack = request.node.stash.get(_STEPS_KEY, [])
+    if stack:
+        context = stack.pop()
+        if exc is None:
+            context.__exit__(None, None, None)
+        else:
+            context.__exit__(type(exc), exc, exc.__traceback__)
+
+
+def pytest_bdd_after_step(request: pytest.FixtureRequest, **_: Any) -> None:
+    _close_step(request, None)
+
+
+def pytest_bdd_step_error(request: pytest.FixtureRequest, exception: Exception, **_: Any) -> None:
+    _close_step(request, exception)
+
+
+# ---------------------------------------------------------------------------------------------------- matrix
+class MatrixCollector:
+    """Collects each scenario's clauses and outcome (on the xdist controller too) and writes the matrix."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.results: dict[str, ScenarioResult] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        if "xocdia_clauses" not in props:
+            return
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            self.results[report.nodeid] = ScenarioResult(
+                report.nodeid,
+                str(props.get("xocdia_scenario", report.nodeid)),
+                tuple(c for c in str(props["xocdia_clauses"]).split(",") if c),
+                tuple(g for g in str(props.get("xocdia_gli", "")).split(",") if g),
+                report.outcome,
+            )
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        config = self.config
+        if hasattr(config, "workerinput"):
+            return  # xdist worker: the controller writes the matrix
+        targets = [d for d in (str(config.getoption("--clause-matrix")), _alluredir(config)) if d]
+        if not self.results or not targets:
+            return
+        matrix = build_matrix(rule_clauses(), self.results.values())
+        for folder in targets:
+            path = Path(folder)
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "clause-matrix.json").write_text(matrix.to_json(), encoding="utf-8")
+            (path / "clause-matrix.md").write_text(matrix.to_markdown(), encoding="utf-8")
+        alluredir = _alluredir(config)
+        if alluredir:
+            write_matrix_result(Path(alluredir), matrix)
+            _write_environment(Path(alluredir), config)
+
+
+def _alluredir(config: pytest.Config) -> str:
+    try:
+        return str(config.getoption("--alluredir") or "")
+    except ValueError:
+        return ""
+
+
+def _write_environment(folder: Path, config: pytest.Config) -> None:
+    """allure's environment.properties: bench, seed, versions, git revision (written last: --clean-alluredir)."""
+    import importlib.metadata as md
+
+    bench_name = str(config.getoption("--bench"))
+    try:
+        bench = load_bench(bench_name)
+        seed, profile = str(bench.seed), bench.profile
+    except BenchError:
+        seed, profile = "?", "?"
+    try:
+        revision = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5, check=False
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        revision = ""
+    props = {
+        "bench": bench_name,
+        "seed": seed,
+        "profile": profile,
+        "python": platform.python_version(),
+        "xocdia-hil": md.version("xocdia-hil"),
+        "pytest-bdd": md.version("pytest-bdd"),
+        "allure-pytest": md.version("allure-pytest"),
+        "git.revision": revision or "unknown",
+        "host": platform.node() or os.environ.get("HOSTNAME", ""),
+    }
+    text = "\n".join(f"{k}={v}" for k, v in props.items()) + "\n"
+    (folder / "environment.properties").write_text(text, encoding="utf-8")

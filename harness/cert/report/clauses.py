@@ -1,0 +1,118 @@
+"""Clause IDs and the clause traceability matrix.
+
+The clause list is read from the rules catalogue (``fixtures/rules/RULES.md``, a copy of the shared
+``rules/RULES.md``): every table row whose first cell is an ID like ``SH-3`` or ``SH-4a``. The matrix maps each
+clause to the scenarios tagged with it (``@clause:SH-3``) and their results, and lists the clauses no scenario
+covers. Tag expressions (``--tags``) select scenarios by their tags.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+RULES_PATH = Path(__file__).resolve().parents[3] / "fixtures" / "rules" / "RULES.md"
+_ROW = re.compile(r"^\|\s*([A-Z]+-\d+[a-z]?)\s*\|")
+_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def rule_clauses(path: Path = RULES_PATH) -> list[str]:
+    """Every clause ID of the catalogue, in document order.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    out: list[str] = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = _ROW.match(line)
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioResult:
+    """One run scenario: its pytest id, title, clause and GLI tags, and outcome (passed/failed/skipped)."""
+
+    nodeid: str
+    title: str
+    clauses: tuple[str, ...]
+    gli: tuple[str, ...]
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """clause → scenario results; ``uncovered``: catalogue clauses without a scenario."""
+
+    rows: Mapping[str, tuple[ScenarioResult, ...]]
+    uncovered: tuple[str, ...]
+    failed: int
+    passed: int
+
+    def to_json(self) -> str:
+        rows = {
+            clause: [{"scenario": r.title, "nodeid": r.nodeid, "outcome": r.outcome} for r in results]
+            for clause, results in self.rows.items()
+        }
+        doc = {"clauses": rows, "uncovered": list(self.uncovered), "passed": self.passed, "failed": self.failed}
+        return json.dumps(doc, indent=2)
+
+    def to_markdown(self) -> str:
+        lines = ["| clause | scenarios | passed | failed | result |", "|---|---|---|---|---|"]
+        for clause, results in self.rows.items():
+            ok = sum(r.outcome == "passed" for r in results)
+            bad = sum(r.outcome == "failed" for r in results)
+            verdict = "UNCOVERED" if not results else ("FAIL" if bad else "PASS")
+            lines.append(f"| {clause} | {len(results)} | {ok} | {bad} | {verdict} |")
+        if self.uncovered:
+            lines.append("")
+            lines.append("Uncovered clauses: " + ", ".join(self.uncovered))
+        return "\n".join(lines) + "\n"
+
+    def summary(self) -> str:
+        covered = sum(1 for c, r in self.rows.items() if r)
+        text = f"clauses covered: {covered}/{len(self.rows)}; scenarios passed {self.passed}, failed {self.failed}"
+        if self.uncovered:
+            text += "\nuncovered: " + ", ".join(self.uncovered)
+        return text
+
+
+def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult]) -> Matrix:
+    """Group scenario results by clause: catalogue clauses first, then any other tagged clause, then the GLI
+    clauses (``GLI 4.16``) scenarios certify. Only catalogue clauses can be uncovered."""
+    ordered = list(clauses)
+    rows: dict[str, list[ScenarioResult]] = {c: [] for c in ordered}
+    all_results = list(results)
+    for result in all_results:
+        for clause in (*result.clauses, *(f"GLI {g}" for g in result.gli)):
+            rows.setdefault(clause, []).append(result)
+    uncovered = tuple(c for c in ordered if not rows[c])
+    failed = sum(r.outcome == "failed" for r in all_results)
+    passed = sum(r.outcome == "passed" for r in all_results)
+    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed)
+
+
+def matches(expression: str, tags: Iterable[str]) -> bool:
+    """Whether a scenario with ``tags`` matches a tag expression: tags (``clause:SH-3``, ``@gli:4.16``) combined
+    with ``and``, ``or``, ``not`` and parentheses. An empty expression matches everything.
+
+    Raises:
+        ValueError: an expression that does not parse (the message quotes it).
+    """
+    if not expression.strip():
+        return True
+    have = {t.lstrip("@") for t in tags}
+    parts: list[str] = []
+    for token in _TOKEN.findall(expression):
+        if token in ("and", "or", "not", "(", ")"):
+            parts.append(token)
+        else:
+            parts.append(str(token.lstrip("@") in have))
+    try:
+        return bool(eval(" ".join(parts), {"__builtins__": {}}, {}))  # only True/False/and/or/not/()
+    except SyntaxError:
+        raise ValueError(f"invalid tag expression {expression!r}: use tags with and, or, not, ( )") from None

@@ -1,0 +1,121 @@
+"""What the certification steps of one scenario share: the bench, the players and scripted incidents the Given
+steps declare, and the rig the first When step builds from them.
+
+Amounts in steps are integer minor units (``1000`` or ``1,000``: commas are thousands separators only).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.bench.config import Bench
+from harness.bench.rig import Rig
+from harness.judge.oracle import Verdict
+from harness.records import BetRecordRow, BetReply
+
+BET_NAMES = (
+    "four_red",
+    "three_red",
+    "two_red",
+    "one_red",
+    "four_white",
+    "four_of_a_kind",
+    "odd",
+    "even",
+    "big",
+    "small",
+)
+
+
+def amount(text: str) -> int:
+    """``"10,000"`` → 10000. Raises ValueError naming the text when it is not a whole number of minor units."""
+    cleaned = text.strip().replace(",", "")
+    if not cleaned.isdigit():
+        raise ValueError(f"amount {text!r}: expected whole minor units such as 1000 or 1,000")
+    return int(cleaned)
+
+
+def bet_name(text: str) -> str:
+    """A bet type name as used everywhere (``four_red`` ... ``small``). Raises ValueError listing them."""
+    name = text.strip()
+    if name not in BET_NAMES:
+        raise ValueError(f"unknown bet {text!r}; bets are: {', '.join(BET_NAMES)}")
+    return name
+
+
+def faces(text: str) -> str:
+    """``"r r w w"`` / ``"RRWW"`` → ``"RRWW"``. Raises ValueError unless four of r/w."""
+    out = "".join(ch for ch in text.upper() if ch in "RW")
+    if len(out) != 4 or len(out) != len([ch for ch in text if not ch.isspace() and ch != ","]):
+        raise ValueError(f"faces {text!r}: expected four of r (red) and w (white), e.g. 'r r w w'")
+    return out
+
+
+def format_money(minor: int, unit: int = 100) -> str:
+    """Minor units shown in US format (DOC-2): ``123400`` → ``"1,234.00"`` with 100 minor units per unit."""
+    sign = "-" if minor < 0 else ""
+    whole, cents = divmod(abs(minor), unit)
+    width = len(str(unit - 1))
+    return f"{sign}{whole:,}.{cents:0{width}d}"
+
+
+@dataclass
+class CertContext:
+    """One scenario's state. ``rig`` exists from the first step that needs the table running."""
+
+    bench: Bench
+    players: dict[str, int] = field(default_factory=dict)
+    script: list[dict[str, Any]] = field(default_factory=list)
+    rig: Rig | None = None
+    replies: list[BetReply] = field(default_factory=list)
+
+    def running(self) -> Rig:
+        """The rig, built (server started, players connected) on first use. Raises on a bench that cannot start."""
+        if self.rig is None:
+            self.rig = Rig.build(self.bench, self.players, self.script)
+            for player in self.players:
+                self.rig.adapter.connect(player)
+        return self.rig
+
+    def round_id(self, ordinal: int) -> str:
+        rig = self.running()
+        if ordinal > len(rig.opened):
+            raise AssertionError(f"round {ordinal} was never opened (this scenario opened {len(rig.opened)})")
+        return rig.opened[ordinal - 1]
+
+    def last_reply(self, player: str) -> BetReply:
+        for reply in reversed(self.replies):
+            if reply.player_id == player:
+                return reply
+        raise AssertionError(f"{player} has not sent a bet in this scenario")
+
+    def record_for(self, player: str, bet: str) -> BetRecordRow:
+        """The player's most recent bet of type ``bet`` in their bet record."""
+        rows = [r for r in self.running().adapter.bet_record(player) if r.bet_type == bet]
+        if not rows:
+            raise AssertionError(f"{player}'s bet record has no bet on {bet}")
+        return rows[-1]
+
+    def verdict(self) -> Verdict:
+        return self.running().verdict()
+
+    def evidence(self) -> dict[str, str]:
+        """Everything to attach to the scenario's report (trace, timeline, server events, verdict)."""
+        rig = self.rig
+        if rig is None:
+            return {}
+        out = {
+            "serial trace (all ports, both directions)": "\n".join(r.readable() for r in rig.recorder.records),
+            "ground truth timeline (jsonl)": "\n".join(json.dumps(e.to_dict()) for e in rig.truth),
+            "harness actions": "\n".join(f"{a.t:10.4f}  {a.who:<12} {a.what} {a.detail}" for a in rig.actions),
+        }
+        try:
+            events = rig.adapter.round_events()
+            out["server round events (jsonl)"] = "\n".join(json.dumps(dict(e.raw or {})) for e in events)
+            out["oracle verdict"] = rig.verdict().summary()
+        except Exception as exc:  # evidence must never hide the scenario's own result
+            out["oracle verdict"] = f"could not be computed: {exc}"
+        out.update(rig.adapter.evidence())
+        return out

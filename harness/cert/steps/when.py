@@ -1,0 +1,153 @@
+"""When steps: what happens while the table runs (rounds, bets, disconnections, supervisor actions, time).
+
+The first When step starts the bench (server, devices, players). Waits are bounded by the bench's
+``timing.step_timeout_s``; on a real-time bench, seconds are wall seconds.
+"""
+
+from __future__ import annotations
+
+from pytest_bdd import parsers, when
+
+from harness.cert.steps.context import CertContext, amount, bet_name
+from simulator.events import BettingClosed, ShakeEnded
+
+
+@when(parsers.parse("round {n:d} opens"))
+def round_opens(cert: CertContext, n: int) -> None:
+    """The supervisor opens the next round; the step waits until the table's lamp shows betting open.
+
+    Example: When round 1 opens
+    """
+    rig = cert.running()
+    if n != len(rig.opened) + 1:
+        raise AssertionError(f"round {n} cannot open next: {len(rig.opened)} rounds opened so far")
+    rig.open_round()
+
+
+@when(parsers.parse("round {n:d} opens while the table's network is down"))
+def round_opens_blind(cert: CertContext, n: int) -> None:
+    """The table's lamp line is unplugged (a network error at the table), then the supervisor opens round n: the
+    server opens it but the table never learns of it, so the game never starts (NET-1). Needs a bench with
+    ``faults_allowed: true``.
+
+    Example: When round 1 opens while the table's network is down
+    """
+    rig = cert.running()
+    if n != len(rig.opened) + 1:
+        raise AssertionError(f"round {n} cannot open next: {len(rig.opened)} rounds opened so far")
+    rig.unplug("lamp")
+    rig.open_round(table_sees=False)
+
+
+@when(parsers.re(r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+)"))
+def player_bets(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The player bets this stake (minor units) on a bet type; the step fails unless the server confirms it.
+    Bet types: four_red, three_red, two_red, one_red, four_white, four_of_a_kind, odd, even, big, small.
+
+    Example: When alice bets 1,000 on big
+    """
+    reply = cert.running().bet(player, bet_name(bet), amount(money))
+    cert.replies.append(reply)
+    if not reply.accepted:
+        raise AssertionError(f"{player}'s bet of {money} on {bet} was rejected: {reply.code}")
+
+
+@when(parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+)"))
+def player_tries(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The player sends a bet that may be refused; a Then step checks the answer.
+
+    Example: When alice tries to bet 100 on small
+    """
+    cert.replies.append(cert.running().bet(player, bet_name(bet), amount(money)))
+
+
+@when(
+    parsers.re(
+        r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+) and loses the connection before the confirmation"
+    )
+)
+def bet_then_drop(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The player's bet request leaves, then the player's connection drops before any answer arrives (DC-2).
+
+    Example: When bob bets 500 on odd and loses the connection before the confirmation
+    """
+    rig = cert.running()
+    cert.replies.append(rig.bet(player, bet_name(bet), amount(money), lose_reply=True))
+    rig.note(player, "disconnected", "before the confirmation")
+
+
+@when("betting closes")
+def betting_closes(cert: CertContext) -> None:
+    """Wait until the table's lamp shows betting closed for the current round.
+
+    Example: When betting closes
+    """
+    rig = cert.running()
+    sim = rig.driver.rounds.get(rig.current_round())
+    rig.run_until(lambda: any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth), "betting to close")
+
+
+@when("the dealer has finished shaking")
+def shaking_done(cert: CertContext) -> None:
+    """Wait until the dealer has completed a shake in the current round (ground truth), plus 0.1 s for the
+    shaker's report to reach the server.
+
+    Example: When the dealer has finished shaking
+    """
+    rig = cert.running()
+    sim = rig.driver.rounds.get(rig.current_round())
+    rig.run_until(lambda: any(isinstance(e, ShakeEnded) and e.round == sim for e in rig.truth), "a complete shake")
+    rig.run_for(0.1)
+
+
+@when("the round is played to the end")
+def played_to_end(cert: CertContext) -> None:
+    """Let the table and the server run until the server ends the current round (settled, void or cancelled).
+
+    Example: When the round is played to the end
+    """
+    rig = cert.running()
+    rig.play_to_end(rig.current_round())
+
+
+@when(parsers.re(r"(?P<player>\w+) disconnects"))
+def disconnects(cert: CertContext, player: str) -> None:
+    """The player's connection drops abruptly (no goodbye) (DC-1).
+
+    Example: When alice disconnects
+    """
+    rig = cert.running()
+    rig.note(player, "disconnected")
+    rig.adapter.disconnect(player)
+
+
+@when(parsers.re(r"(?P<player>\w+) reconnects"))
+def reconnects(cert: CertContext, player: str) -> None:
+    """The player connects again (DC-3).
+
+    Example: When alice reconnects
+    """
+    rig = cert.running()
+    rig.note(player, "reconnected")
+    rig.adapter.connect(player)
+
+
+@when(parsers.parse("the supervisor {action} the round"))
+def supervisor(cert: CertContext, action: str) -> None:
+    """A supervisor action on the round in progress: pauses (ERR-1), resumes (ERR-2) or cancels (ERR-3).
+
+    Example: When the supervisor pauses the round
+    """
+    verbs = {"pauses": "pause", "resumes": "resume", "cancels": "cancel"}
+    if action not in verbs:
+        raise ValueError(f"supervisor action {action!r}: expected pauses, resumes or cancels")
+    cert.running().supervise(verbs[action], "certification scenario")
+
+
+@when(parsers.parse("{seconds:g} seconds pass"))
+def seconds_pass(cert: CertContext, seconds: float) -> None:
+    """Let the table and the server run for this long (bench seconds).
+
+    Example: When 0.5 seconds pass
+    """
+    cert.running().run_for(seconds)

@@ -1,0 +1,289 @@
+"""Ledger and history checkers: pure functions over (history, final read, expected settlement).
+
+Each checker returns the :class:`Violation` list it found; :func:`check_all` runs them all and returns a
+:class:`CheckReport` with one verdict per checker. Expected settlement is the oracle's (``harness.judge``,
+written from RULES.md and the table's ground truth), keyed by the server's round id; payouts come from
+:mod:`harness.judge.paytable`, never from the server's code.
+
+Fault tolerance the checkers allow (a server may refuse to guess): a round the server voids or cancels and
+refunds is acceptable whatever the table did (e.g. cancelled on restart, ERR-3); a round the server *settles*
+must be settled on the table's faces and paid per the paytable.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.judge.expect import ExpectedRound, expected_bet
+from harness.judge.history import FinalRead, Op
+from harness.records import BetRecordRow, RoundEvent
+
+CHECKERS = (
+    "lost",
+    "unexpected",
+    "duplicate",
+    "payout",
+    "player_balance",
+    "table_balance",
+    "round_order",
+    "after_close",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    checker: str
+    what: str
+    round_id: str = ""
+    bet_id: str = ""
+    player: str = ""
+
+    def __str__(self) -> str:
+        where = " ".join(
+            x for x in (f"round {self.round_id}" if self.round_id else "", f"bet {self.bet_id}" if self.bet_id else "",
+                        self.player) if x
+        )  # fmt: skip
+        return f"[{self.checker}] {where + ': ' if where else ''}{self.what}"
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    violations: tuple[Violation, ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.violations
+
+    def by_checker(self) -> dict[str, list[Violation]]:
+        out: dict[str, list[Violation]] = {name: [] for name in CHECKERS}
+        for v in self.violations:
+            out.setdefault(v.checker, []).append(v)
+        return out
+
+    def lines(self) -> list[str]:
+        out = []
+        for name, found in self.by_checker().items():
+            out.append(f"  {name:<15} {'ok' if not found else f'FAIL ({len(found)})'}")
+            out += [f"    - {v}" for v in found[:10]]
+            if len(found) > 10:
+                out.append(f"    ... and {len(found) - 10} more")
+        return out
+
+
+def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
+    out: dict[str, RoundEvent] = {}
+    for e in events:
+        if e.ends_round:
+            out.setdefault(e.round_id, e)
+    return out
+
+
+def _invokes(ops: Sequence[Op]) -> dict[tuple[str, str], Op]:
+    return {(op.process, op.client_bet_id): op for op in ops if op.f == "bet" and op.type == "invoke"}
+
+
+def _rows_by_client(final: FinalRead) -> dict[tuple[str, str], list[BetRecordRow]]:
+    out: dict[tuple[str, str], list[BetRecordRow]] = defaultdict(list)
+    for player, rows in final.records.items():
+        for row in rows:
+            out[(player, row.client_bet_id)].append(row)
+    return out
+
+
+def check_lost(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """An acknowledged bet missing from the final read, or present but never settled nor refunded; an
+    unknown-outcome bet that is present but unresolved."""
+    out: list[Violation] = []
+    rows = _rows_by_client(final)
+    for op in ops:
+        if op.f != "bet" or op.type not in ("ok", "unknown"):
+            continue
+        found = rows.get((op.process, op.client_bet_id), [])
+        if not found:
+            if op.type == "ok":
+                what = f"acknowledged bet {op.client_bet_id} missing from the bet record"
+                out.append(Violation("lost", what, op.round_id, op.bet_id, op.process))
+            continue
+        for row in found:
+            if row.result == "pending":
+                kind = "acknowledged" if op.type == "ok" else "unknown-outcome"
+                what = f"{kind} bet {op.client_bet_id} never settled nor refunded"
+                out.append(Violation("lost", what, row.round_id, row.bet_id, op.process))
+    return out
+
+
+def check_unexpected(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """A bet in the final read that no player ever attempted."""
+    invoked = _invokes(ops)
+    out: list[Violation] = []
+    for player, rows in sorted(final.records.items()):
+        for row in rows:
+            if (player, row.client_bet_id) not in invoked:
+                what = f"bet {row.bet_type} {row.wagered} (client id {row.client_bet_id!r}) was never attempted"
+                out.append(Violation("unexpected", what, row.round_id, row.bet_id, player))
+    return out
+
+
+def check_duplicate(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """One attempt recorded as more than one bet, a round ended more than once, or a bet paid or refunded by
+    more than one round-ending event (read from the event's settlement lines when the adapter exposes them)."""
+    out: list[Violation] = []
+    for (player, client), rows in sorted(_rows_by_client(final).items()):
+        if len(rows) > 1 and client:
+            ids = ", ".join(r.bet_id for r in rows)
+            what = f"attempt {client} recorded {len(rows)} times (bets {ids}): paid or refunded more than once"
+            out.append(Violation("duplicate", what, rows[0].round_id, rows[1].bet_id, player))
+    ends = Counter(e.round_id for e in final.events if e.ends_round)
+    for rid, n in sorted(ends.items()):
+        if n > 1:
+            out.append(Violation("duplicate", f"round ended {n} times", rid))
+    paid: Counter[str] = Counter()
+    for e in final.events:
+        lines = (e.raw or {}).get("data", {}).get("bets") if e.ends_round and e.raw else None
+        for line in lines or ():
+            if isinstance(line, dict) and "bet_id" in line:
+                paid[str(line["bet_id"])] += 1
+    for bet_id, n in sorted(paid.items()):
+        if n > 1:
+            out.append(Violation("duplicate", f"settled or refunded {n} times by round-ending events", bet_id=bet_id))
+    return out
+
+
+def _want(row_round: str, bet_type: str, stake: int, ends: Mapping[str, RoundEvent]) -> tuple[str, int] | None:
+    """(result, returned) the paytable gives for the server's end of the round, or None when it has none."""
+    end = ends.get(row_round)
+    if end is None:
+        return None
+    if end.kind != "settled":
+        return "refund", stake
+    exp = ExpectedRound(0, "settled", "GP-3", end.faces, 0)
+    want = expected_bet(exp, bet_type, stake)
+    return want.result, want.returned
+
+
+def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """A settled round whose faces differ from the table's, a settlement of a round the table did not settle,
+    or a bet whose result or amount returned differs from the paytable for the round's end."""
+    out: list[Violation] = []
+    ends = _ends(final.events)
+    for rid, end in sorted(ends.items()):
+        exp = expected.get(rid)
+        if end.kind == "settled" and exp is not None:
+            if exp.status != "settled":
+                out.append(
+                    Violation(
+                        "payout",
+                        f"server settled on {end.faces}; the table's verdict: {exp.status} ({exp.clause})",
+                        rid,
+                    )
+                )
+            elif exp.faces != end.faces:
+                out.append(Violation("payout", f"server settled on {end.faces}; the table showed {exp.faces}", rid))
+    for player, rows in sorted(final.records.items()):
+        for row in rows:
+            want = _want(row.round_id, row.bet_type, row.wagered, ends)
+            if want is None:
+                continue
+            if (row.result, row.returned) != want:
+                what = f"{row.bet_type} {row.wagered}: expected {want[0]} {want[1]}, server {row.result} {row.returned}"
+                out.append(Violation("payout", what, row.round_id, row.bet_id, player))
+    return out
+
+
+def check_player_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """Per player: opening balance + Σ(returned − wagered) over the bet record equals the final balance, and the
+    balance is never below zero."""
+    out: list[Violation] = []
+    for player, opening in sorted(final.opening.items()):
+        rows = final.records.get(player, ())
+        want = opening + sum(r.returned - r.wagered for r in rows)
+        got = final.balances.get(player)
+        if got is None:
+            out.append(Violation("player_balance", "no balance in the final read", player=player))
+        elif got != want:
+            out.append(Violation("player_balance", f"balance {got}, bet record implies {want}", player=player))
+        elif got < 0:
+            out.append(Violation("player_balance", f"balance {got} below zero", player=player))
+    return out
+
+
+def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """Table-wide, from the players' side: Σ final balances = Σ opening + Σ over the bets that landed (acknowledged,
+    or unknown and present) of (paytable return for the round's end − the stake the player asked for)."""
+    ends = _ends(final.events)
+    rows = _rows_by_client(final)
+    want = sum(final.opening.values())
+    for op in ops:
+        if op.f != "bet" or op.type not in ("ok", "unknown"):
+            continue
+        found = rows.get((op.process, op.client_bet_id))
+        if op.type == "unknown" and not found:
+            continue
+        rid = op.round_id or (found[0].round_id if found else "")
+        result = _want(rid, op.bet_type, op.stake, ends)
+        want += (result[1] if result is not None else 0) - op.stake
+    got = sum(final.balances.values())
+    if got != want:
+        return [Violation("table_balance", f"players hold {got} in all; the table's money implies {want}")]
+    return []
+
+
+_RANK = {"opened": 0, "closed": 1, "settled": 2, "void": 2, "cancelled": 2}
+
+
+def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """Per round: opened first and once, closed at most once and before the end, nothing after the end; rounds
+    opened in increasing order of their first event."""
+    out: list[Violation] = []
+    state: dict[str, int] = {}
+    for e in final.events:
+        rank = _RANK.get(e.kind)
+        last = state.get(e.round_id)
+        if last is None:
+            if e.kind != "opened":
+                out.append(Violation("round_order", f"{e.kind} before the round was opened", e.round_id))
+            state[e.round_id] = rank if rank is not None else 0
+            continue
+        if last == 2:
+            out.append(Violation("round_order", f"{e.kind} after the round ended", e.round_id))
+        elif rank is not None and rank <= last and not (rank == 2 and last < 2):
+            out.append(Violation("round_order", f"{e.kind} out of order (phase went back or repeated)", e.round_id))
+        elif rank is not None:
+            state[e.round_id] = rank
+    return out
+
+
+def check_after_close(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
+    """A bet acknowledged for a round after the bench had already seen the server close that round."""
+    closed_at: dict[str, int] = {}
+    out: list[Violation] = []
+    for op in ops:
+        if op.f == "closed" and op.round_id not in closed_at:
+            closed_at[op.round_id] = op.index
+        elif op.f == "bet" and op.type == "ok" and op.round_id in closed_at:
+            what = f"bet {op.client_bet_id} acknowledged after betting closed (seen at op {closed_at[op.round_id]})"
+            out.append(Violation("after_close", what, op.round_id, op.bet_id, op.process))
+    return out
+
+
+Checker = Callable[[Sequence[Op], FinalRead, Mapping[str, ExpectedRound]], list[Violation]]
+ALL: dict[str, Checker] = {
+    "lost": check_lost,
+    "unexpected": check_unexpected,
+    "duplicate": check_duplicate,
+    "payout": check_payout,
+    "player_balance": check_player_balance,
+    "table_balance": check_table_balance,
+    "round_order": check_round_order,
+    "after_close": check_after_close,
+}
+
+
+def check_all(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> CheckReport:
+    """Run every checker; never raises on server data."""
+    found: list[Violation] = []
+    for checker in ALL.values():
+        found += checker(ops, final, expected)
+    return CheckReport(tuple(found))

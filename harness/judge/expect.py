@@ -1,0 +1,143 @@
+"""What a correct server must do with each round, from the simulator's ground truth alone.
+
+The table's verdict (:class:`simulator.events.RoundEnded`) says whether a round settles (on which faces), is void
+(SH-4a, SH-4b, SH-5) or is cancelled (ERR-3), and how many re-shakes it took (SH-2, SH-3). A round the harness
+itself cancelled through the supervisor (ERR-3) never reaches a table verdict: the lamp clears the table; the
+harness's action log says so. Settlement amounts come from :mod:`harness.judge.paytable` (written from RULES.md),
+never from the server's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from harness.judge.paytable import PAYTABLE, returned
+from harness.records import RoundEvent
+from simulator.bets import BetType
+from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded, RoundStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedRound:
+    """The oracle's statement about one round (sim round number ``round``)."""
+
+    round: int
+    status: str  # settled | void | cancelled
+    clause: str  # the rule that decides it: GP-3 for a plain settlement, else SH-4a/SH-4b/SH-5/ERR-3
+    faces: str  # 4 of R/W when settled, else ""
+    reshakes: int
+    overlap: bool = False  # the reveal needed spreading (SH-1)
+
+    @property
+    def reds(self) -> int | None:
+        return self.faces.count("R") if self.status == "settled" else None
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectedBet:
+    """What one bet must get: result (win/lose/push/refund/pending), amount returned, and the clause."""
+
+    result: str
+    returned: int
+    clause: str
+
+
+def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[int] = ()) -> dict[int, ExpectedRound]:
+    """Per sim round: the expected end, from the table's ``round_ended`` events, plus rounds the harness's
+    supervisor cancelled before the table reached a verdict (ERR-3)."""
+    out: dict[int, ExpectedRound] = {}
+    overlap: set[int] = set()
+    reshakes: dict[int, int] = {}
+    for event in truth:
+        if isinstance(event, Revealed) and event.overlap:
+            overlap.add(event.round)
+        elif isinstance(event, Reshake):
+            reshakes[event.round] = event.count
+        elif isinstance(event, RoundEnded):
+            settled = event.status is RoundStatus.SETTLED
+            out[event.round] = ExpectedRound(
+                event.round,
+                str(event.status),
+                "GP-3" if settled else str(event.clause),
+                str(event.faces) if settled else "",
+                event.reshakes,
+                event.round in overlap and settled,
+            )
+    for round_no in cancelled_by_supervisor:
+        if round_no not in out:
+            out[round_no] = ExpectedRound(round_no, "cancelled", "ERR-3", "", reshakes.get(round_no, 0))
+    return out
+
+
+def expected_by_round_id(
+    truth: Sequence[Event],
+    rounds: Mapping[str, int],
+    cancelled: Iterable[str] = (),
+    server_events: Iterable[RoundEvent] = (),
+    server_clock_is_sim: bool = False,
+) -> dict[str, ExpectedRound]:
+    """The expectation for each server round id in ``rounds`` (id → sim round number) whose round the table ended,
+    or the harness's supervisor cancelled (``cancelled``: server round ids). ``truth`` is read more than once.
+    With ``server_clock_is_sim`` (the server's event times are simulation time), an early lift is judged against
+    the server's own close (:func:`lifted_after_close`)."""
+    by_sim = expected_rounds(truth, [rounds[r] for r in cancelled if r in rounds])
+    expected = {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
+    if server_clock_is_sim:
+        closed_at: dict[str, float] = {}
+        for event in server_events:
+            if event.kind == "closed":
+                closed_at.setdefault(event.round_id, event.at)
+        for rid, exp in expected.items():
+            if rid in closed_at:
+                expected[rid] = lifted_after_close(exp, truth, closed_at[rid])
+    return expected
+
+
+def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: float) -> ExpectedRound:
+    """``exp`` judged against the server's close of betting at ``closed_at`` (simulation time).
+
+    SH-4b is a lift before the betting period ends, and the server ends it. The table judges "early" by its lamp,
+    which shows the close late when the lamp's line is slow; a lift the table called early that came at or after
+    the server's close revealed nothing while bets were taken. Such a round is what the lift showed: void SH-5 if
+    the bowl touched a token, otherwise settled on the revealed faces. A reveal with a standing token or an overlap
+    keeps the table's verdict: the table stopped there, and what a re-shake or a rearrangement would have shown is
+    not known. Any other ``exp`` is returned unchanged.
+    """
+    if exp.status != "void" or exp.clause != "SH-4b":
+        return exp
+    lift: BowlLifted | None = None
+    for event in truth:
+        if isinstance(event, BowlLifted) and event.round == exp.round and event.early:
+            lift = event
+        elif lift is not None and isinstance(event, Revealed) and event.round == exp.round and event.t == lift.t:
+            if lift.t < closed_at:
+                return exp
+            if lift.touched:
+                return ExpectedRound(exp.round, "void", "SH-5", "", exp.reshakes)
+            if "S" in event.faces or event.overlap:
+                return exp
+            return ExpectedRound(exp.round, "settled", "GP-3", event.faces, exp.reshakes)
+    return exp
+
+
+def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> ExpectedBet:
+    """The settlement RULES.md requires for one bet in a round the oracle knows (None: still in progress).
+
+    Raises:
+        ValueError: an unknown bet type or a stake that is not a positive multiple of 50.
+    """
+    bet = BetType(bet_type)
+    if rnd is None:
+        return ExpectedBet("pending", 0, "DC-2")
+    if rnd.status != "settled":
+        return ExpectedBet("refund", stake, rnd.clause)
+    reds = rnd.faces.count("R")
+    rule = PAYTABLE[bet]
+    if reds in rule.wins:
+        result = "win"
+    elif reds in rule.pushes:
+        result = "push"
+    else:
+        result = "lose"
+    return ExpectedBet(result, returned(bet, reds, stake), rule.clause)

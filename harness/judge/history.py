@@ -1,0 +1,94 @@
+"""The run's history, Jepsen style: every player operation as ``invoke`` then ``ok`` / ``fail`` / ``unknown``,
+plus the bench's own observations (a round seen closed, faults starting and healing, probes), and the final read
+taken after every fault has healed.
+
+``ok``: the server acknowledged the bet (it has a bet id). ``fail``: the bet certainly did not land (the
+server refused it, or the player was disconnected and never sent it). ``unknown``: the request may or may not
+have reached the server (reply lost, connection reset, blackhole, server unreachable mid-call); such a bet may
+be absent from the final read, but if present must be resolved exactly once.
+
+:func:`history_hash` is the SHA-256 of the canonical JSON of the history and the final read: on the in-process
+bench the same seed and schedule give the same hash, byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from harness.records import BetRecordRow, RoundEvent
+
+OP_TYPES = ("invoke", "ok", "fail", "unknown", "info")
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One history entry. ``process`` is a player id or ``bench``; ``f`` what was done (``bet``, ``closed``,
+    ``fault``, ``heal``, ``probe``, ``restart``...). Bet fields are set for ``f == "bet"``."""
+
+    index: int
+    t: float
+    process: str
+    type: str
+    f: str
+    client_bet_id: str = ""
+    bet_type: str = ""
+    stake: int = 0
+    round_id: str = ""
+    bet_id: str = ""
+    detail: str = ""
+
+
+@dataclass
+class History:
+    """An append-only list of :class:`Op`; :meth:`add` numbers them."""
+
+    ops: list[Op] = field(default_factory=list)
+
+    def add(self, t: float, process: str, type_: str, f: str, **values: Any) -> Op:
+        """Append an op at bench time ``t``. Raises ValueError for an unknown op type."""
+        if type_ not in OP_TYPES:
+            raise ValueError(f"op type must be one of {', '.join(OP_TYPES)}; got {type_!r}")
+        op = Op(len(self.ops), round(t, 6), process, type_, f, **values)
+        self.ops.append(op)
+        return op
+
+    def bets(self) -> list[Op]:
+        return [op for op in self.ops if op.f == "bet"]
+
+
+@dataclass(frozen=True, slots=True)
+class FinalRead:
+    """What the server says after the faults healed: every player's bet record and balance, and every round
+    event it published, plus the opening balances the bench gave it."""
+
+    records: Mapping[str, Sequence[BetRecordRow]]
+    balances: Mapping[str, int]
+    events: Sequence[RoundEvent]
+    opening: Mapping[str, int]
+
+
+def canonical_lines(ops: Sequence[Op], final: FinalRead | None) -> list[str]:
+    """The history and final read as canonical JSON lines (sorted keys, no whitespace, no ``raw`` payloads)."""
+    lines = [json.dumps(asdict(op), sort_keys=True, separators=(",", ":")) for op in ops]
+    if final is not None:
+        for player in sorted(final.records):
+            for row in final.records[player]:
+                lines.append(json.dumps({"record": asdict(row)}, sort_keys=True, separators=(",", ":")))
+        lines.append(json.dumps({"balances": dict(sorted(final.balances.items()))}, separators=(",", ":")))
+        for e in final.events:
+            item = {"round": e.round_id, "kind": e.kind, "at": round(e.at, 6), "clause": e.clause, "faces": e.faces}
+            lines.append(json.dumps({"event": item}, sort_keys=True, separators=(",", ":")))
+    return lines
+
+
+def history_hash(ops: Sequence[Op], final: FinalRead | None) -> str:
+    """SHA-256 (hex) of :func:`canonical_lines`."""
+    digest = hashlib.sha256()
+    for line in canonical_lines(ops, final):
+        digest.update(line.encode())
+        digest.update(b"\n")
+    return digest.hexdigest()

@@ -1,8 +1,0 @@
-"""Byte transports for the table devices: one small interface (:class:`Transport`) with an in-memory
-pipe, a pty
-pair, any pyserial URL, a TCP / RFC 2217 serial server, and a fault-injecting wrapper."""
-
-from harness.transports.base import Transport, TransportClosed
-from harness.transports.memory import MemoryEnd, memory_pipe
-
-__all__ = ["MemoryEnd", "Transport", "TransportClosed", "memory_pipe"]

@@ -1,0 +1,296 @@
+"""The link layer of docs/protocol.md §4-§5, sans I/O: sequence numbers, ACK/NAK, stop-and-wait
+retransmission, duplicate suppression, HELLO on open, heartbeats and link-down detection.
+
+A :class:`Link` never touches a port or a clock. The owner feeds it received bytes and the current time
+(seconds, any monotonic origin: sim time or wall time), sends messages through it, and writes
+:meth:`Link.take_output` to the port. :meth:`Link.next_deadline` says when to call :meth:`Link.poll`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from harness.wire.protocol.codec import FrameDecoder, FrameError, encode
+from harness.wire.protocol.messages import (
+    PROTOCOL_VERSION,
+    Ack,
+    Frame,
+    Heartbeat,
+    Hello,
+    Message,
+    Nak,
+    NakReason,
+    Source,
+)
+
+RETRY_AFTER = 0.2
+RETRIES = 5
+SLOW_RETRY = 1.0
+HEARTBEAT = 1.0
+SILENCE = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """A new data frame from the peer, accepted and acknowledged: act on it (duplicates are not reported)."""
+
+    frame: Frame
+
+
+@dataclass(frozen=True, slots=True)
+class Rejected:
+    """Bytes that were not a valid frame (reported, never acted on)."""
+
+    error: FrameError
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """The peer acknowledged our data frame ``seq`` carrying ``message``."""
+
+    seq: int
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The peer NAKed our data frame ``seq``; it is not retransmitted."""
+
+    seq: int
+    message: Message
+    reason: NakReason
+
+
+@dataclass(frozen=True, slots=True)
+class LinkChanged:
+    """The link went up (a valid frame arrived) or down (silence, or retries exhausted)."""
+
+    up: bool
+    why: str
+
+
+LinkEvent = Received | Rejected | Delivered | Refused | LinkChanged
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A data message waiting to be sent, with the optional trailing fields fixed when it was queued: the round
+    tag and the event time (docs/protocol.md §6, "Round tag", "Event time"). A reopened port re-sends it with a
+    new ``seq`` and these fields unchanged."""
+
+    message: Message
+    round: str | None = None
+    at: int | None = None
+
+
+@dataclass(slots=True)
+class _InFlight:
+    seq: int
+    item: Outgoing
+    raw: bytes
+    due: float
+    tries: int = 0
+
+    @property
+    def message(self) -> Message:
+        return self.item.message
+
+
+class Link:
+    """One end of one port.
+
+    Args:
+        src: this end's ``src`` name.
+        hello: the HELLO this end sends on :meth:`open`.
+        accepts: the data messages this end acts on; any other data frame is NAKed ``type`` (HELLO is always
+            accepted).
+        require_ack: False for a fire-and-forget end (a terminal watching the port answers nothing):
+            frames are sent once, in order, and never retransmitted.
+    """
+
+    def __init__(
+        self,
+        src: Source,
+        hello: Hello,
+        accepts: frozenset[type[Message]] = frozenset(),
+        *,
+        require_ack: bool = True,
+        retry_after: float = RETRY_AFTER,
+        retries: int = RETRIES,
+        slow_retry: float = SLOW_RETRY,
+        heartbeat: float = HEARTBEAT,
+        silence: float = SILENCE,
+    ) -> None:
+        self.src = src
+        self.hello = hello
+        self.accepts = accepts | {Hello}
+        self.require_ack = require_ack
+        self.retry_after = retry_after
+        self.retries = retries
+        self.slow_retry = slow_retry
+        self.heartbeat = heartbeat
+        self.silence = silence
+        self.decoder = FrameDecoder()
+        self.queue: deque[Outgoing] = deque()
+        self.inflight: _InFlight | None = None
+        self.up = False
+        self.opened = False
+        self._next_seq = 1
+        self._last_accepted: int | None = None
+        self._last_was_hello = False
+        self._last_rx = 0.0
+        self._last_tx = 0.0
+        self._out = bytearray()
+        self._events: list[LinkEvent] = []
+
+    # --- sending ----------------------------------------------------------------------------------
+    def open(self, now: float) -> None:
+        """(Re)open the port: HELLO first, seq 1; an unacknowledged frame is kept and re-sent after it."""
+        if self.inflight is not None and not isinstance(self.inflight.message, Hello):
+            self.queue.appendleft(self.inflight.item)
+        while self.queue and isinstance(self.queue[0].message, Hello):
+            self.queue.popleft()
+        self.inflight = None
+        self.queue.appendleft(Outgoing(self.hello))
+        self._next_seq = 1
+        self.decoder = FrameDecoder()
+        self._out.clear()  # bytes for the old connection are gone with it
+        self.opened = True
+        self._last_rx = now
+        self._pump(now)
+
+    def send(self, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        """Queue a data message, tagged with ``round`` and stamped with the event time ``at`` (device clock,
+        ms) when given (docs/protocol.md §6, "Round tag", "Event time"). Both are fixed now: every
+        retransmission, and the re-send after a reopened port, carries them byte for byte. The message goes
+        out at once when nothing is in flight. Never drops it.
+
+        Raises:
+            ValueError: a control message.
+            EncodeError: (when it goes out) a message, tag or time the protocol refuses.
+        """
+        if message.CONTROL:
+            raise ValueError(f"{message.TYPE} is a control message; the link sends those itself")
+        self.queue.append(Outgoing(message, round, at))
+        self._pump(now)
+
+    def _seq(self) -> int:
+        seq = self._next_seq
+        self._next_seq = 1 if seq >= 65535 else seq + 1
+        return seq
+
+    def _emit(self, raw: bytes, now: float) -> None:
+        self._out += raw
+        self._last_tx = now
+
+    def _control(self, message: Message, now: float) -> None:
+        self._emit(encode(Frame(0, self.src, message, PROTOCOL_VERSION)), now)
+
+    def _pump(self, now: float) -> None:
+        if not self.opened:
+            return
+        while self.queue and self.inflight is None:
+            item = self.queue.popleft()
+            seq = self._seq()
+            raw = encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
+            self._emit(raw, now)
+            if self.require_ack:
+                self.inflight = _InFlight(seq, item, raw, now + self.retry_after)
+
+    def take_output(self) -> bytes:
+        """Bytes to write to the port, in order; each call returns only new bytes."""
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    # --- receiving --------------------------------------------------------------------------------
+    def receive(self, data: bytes, now: float) -> list[LinkEvent]:
+        """Consume bytes read from the port; returns what happened, in order (and queues ACK/NAK output)."""
+        for item in self.decoder.feed(data):
+            if isinstance(item, FrameError):
+                self._events.append(Rejected(item))
+                nak = item.nak
+                if nak is not None and item.seq is not None:
+                    self._control(Nak(item.seq, nak), now)
+                continue
+            self._last_rx = now
+            if not self.up:
+                self.up = True
+                self._events.append(LinkChanged(True, f"frame from {item.src}"))
+            self._on_frame(item, now)
+        return self.take_events()
+
+    def _on_frame(self, frame: Frame, now: float) -> None:
+        msg = frame.message
+        if isinstance(msg, Ack | Nak):
+            flight = self.inflight
+            if flight is not None and msg.of == flight.seq:
+                self.inflight = None
+                if isinstance(msg, Ack):
+                    self._events.append(Delivered(flight.seq, flight.message))
+                else:
+                    self._events.append(Refused(flight.seq, flight.message, msg.reason))
+                self._pump(now)
+            return
+        if isinstance(msg, Heartbeat):
+            return
+        if type(msg) not in self.accepts:
+            self._control(Nak(frame.seq, NakReason.TYPE), now)
+            return
+        if isinstance(msg, Hello):
+            if msg.proto != PROTOCOL_VERSION:
+                self._control(Nak(frame.seq, NakReason.VERSION), now)
+                return
+            if not (self._last_was_hello and frame.seq == self._last_accepted):
+                self._last_accepted = None  # a (re)opened peer: forget its old numbering
+        self._control(Ack(frame.seq), now)
+        if frame.seq == self._last_accepted:
+            return  # a retransmission we already acted on
+        self._last_accepted = frame.seq
+        self._last_was_hello = isinstance(msg, Hello)
+        self._events.append(Received(frame))
+
+    def take_events(self) -> list[LinkEvent]:
+        events, self._events = self._events, []
+        return events
+
+    # --- timers -----------------------------------------------------------------------------------
+    def poll(self, now: float) -> list[LinkEvent]:
+        """Run the timers due at ``now``: retransmission, heartbeat, silence. Returns what happened."""
+        flight = self.inflight
+        if flight is not None and now >= flight.due:
+            flight.tries += 1
+            slow = flight.tries > self.retries
+            if flight.tries == self.retries + 1 and self.up:
+                self.up = False
+                self._events.append(LinkChanged(False, f"no ACK for seq {flight.seq} after {self.retries} retries"))
+            flight.due = now + (self.slow_retry if slow else self.retry_after)
+            self._emit(flight.raw, now)
+        # compare with the same sums next_deadline() returns, so a poll at that deadline always acts
+        if self.up and now >= self._last_rx + self.silence:
+            self.up = False
+            self._events.append(LinkChanged(False, f"nothing received for {self.silence:g} s"))
+        if self.opened and now >= self._last_tx + self.heartbeat:
+            self._control(Heartbeat(), now)
+        return self.take_events()
+
+    def next_deadline(self) -> float | None:
+        """The earliest time :meth:`poll` has work to do, or None when closed."""
+        if not self.opened:
+            return None
+        times = [self._last_tx + self.heartbeat]
+        if self.inflight is not None:
+            times.append(self.inflight.due)
+        if self.up:
+            times.append(self._last_rx + self.silence)
+        soonest = min(times)
+        return None if math.isinf(soonest) else soonest
+
+    def close(self) -> None:
+        """Stop sending (port gone); queued and in-flight messages are kept for the next :meth:`open`."""
+        self.opened = False
+        if self.up:
+            self.up = False
+            self._events.append(LinkChanged(False, "port closed"))

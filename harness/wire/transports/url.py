@@ -1,0 +1,72 @@
+"""Any pyserial URL as a transport: a real UART (``/dev/ttyUSB0``), ``socket://host:port``,
+``rfc2217://host:port``, ``loop://``. Used to put the bench in front of real hardware or a lab's ser2net.
+"""
+
+from __future__ import annotations
+
+import serial
+
+from harness.wire.transports.base import Transport, TransportClosed
+
+
+class SerialUrl(Transport):
+    """A pyserial port opened from a URL at 115200 8N1 (docs/protocol.md §1).
+
+    Raises:
+        TransportClosed: the URL cannot be opened (the message names it and pyserial's reason).
+    """
+
+    def __init__(self, name: str, url: str, baudrate: int = 115200) -> None:
+        self.name = name
+        self.url = url
+        try:
+            self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0, write_timeout=1.0)
+        except (serial.SerialException, ValueError) as exc:
+            raise TransportClosed(f"{name}: cannot open {url}: {exc}") from exc
+        self._open = True
+
+    @property
+    def address(self) -> str:
+        return self.url
+
+    @property
+    def connected(self) -> bool:
+        return self._open
+
+    def fds(self) -> list[int]:
+        fileno = getattr(self.port, "fileno", None)
+        if fileno is None:
+            return []
+        try:
+            return [int(fileno())]
+        except (OSError, AttributeError, ValueError, TypeError, serial.SerialException):
+            return []
+
+    def read(self, timeout: float = 0.0) -> bytes:
+        if not self._open:
+            raise TransportClosed(f"{self.name}: closed")
+        try:
+            self.port.timeout = max(timeout, 0.0)
+            first = self.port.read(1)
+            if not first:
+                return b""
+            waiting = self.port.in_waiting
+            return first + (self.port.read(waiting) if waiting else b"")
+        except (serial.SerialException, OSError) as exc:
+            self._open = False
+            raise TransportClosed(f"{self.name}: {exc}") from exc
+
+    def write(self, data: bytes) -> None:
+        if not self._open:
+            raise TransportClosed(f"{self.name}: closed")
+        try:
+            self.port.write(data)
+        except serial.SerialTimeoutException:
+            self.dropped += len(data)
+        except (serial.SerialException, OSError) as exc:
+            self._open = False
+            raise TransportClosed(f"{self.name}: {exc}") from exc
+
+    def close(self) -> None:
+        self._open = False
+        self.port.close()
