@@ -34,7 +34,7 @@ from simulator.lamp import LampState
 from simulator.rng import RoundStream
 
 if TYPE_CHECKING:
-    from simulator.table import RoundBook, Table
+    from simulator.seams import DealerTable, RoundBook
 
 Proc = Generator[Any, Any, Any]
 _DEALABLE = (LampState.BETTING_OPEN, LampState.PAUSED)
@@ -46,7 +46,7 @@ _SETTLED = RoundStatus.SETTLED
 class Dealer:
     """The dealer process of one table."""
 
-    def __init__(self, table: Table, stream: RoundStream) -> None:
+    def __init__(self, table: DealerTable, stream: RoundStream) -> None:
         self.table = table
         self.stream = stream
         timing = table.profile.timing

@@ -27,7 +27,7 @@ from simulator.rng import Subsystem
 from simulator.seatplans import Choice, SeatBets, SeatPlans
 
 if TYPE_CHECKING:
-    from simulator.table import Table
+    from simulator.seams import CrowdTable
 
 Proc = Generator[Any, Any, Any]
 
@@ -37,7 +37,7 @@ class Seat:
 
     __slots__ = ("arrivals", "bets", "free_at", "index", "link_up", "net_stream", "player", "rows", "visits")
 
-    def __init__(self, table: Table, index: int, rows: SeatBets) -> None:
+    def __init__(self, table: CrowdTable, index: int, rows: SeatBets) -> None:
         self.index = index
         self.rows = rows  # the bets placed at this seat, drawn ahead
         self.arrivals = table.streams.stream(Subsystem.PLAYER, index, 1)  # arrival gaps after a player leaves
@@ -82,7 +82,7 @@ def _planned_for(env: simpy.Environment, deliver: Callable[[_Planned], None]) ->
 class Crowd:
     """All seats of a table, played by one process (plus one link process per seat)."""
 
-    def __init__(self, table: Table, count: int) -> None:
+    def __init__(self, table: CrowdTable, count: int) -> None:
         self.table = table
         self._emit = table.emit
         self.settings = table.profile.players

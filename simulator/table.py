@@ -14,7 +14,6 @@ SimPy environment (e.g. a real-time bridge); ``listeners`` are called with each 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 import simpy
@@ -32,37 +31,19 @@ from simulator.events import (
     RoundStatus,
 )
 from simulator.gcpause import gc_paused
-from simulator.incidents import IncidentSource, Problem, RandomIncidents, RoundPlan
+from simulator.incidents import IncidentSource, Problem, RandomIncidents
 from simulator.lamp import Lamp, LampState
 from simulator.players import Crowd
 from simulator.profile import Profile
 from simulator.rng import RoundStream, Streams, Subsystem
 from simulator.script import Script, ScriptedIncidents
+from simulator.seams import Emit, RoundBook
 
 Listener = Callable[[Event], None]
 # Enum members read on every round, as module constants (``LampState.X`` costs 80 ns in Python 3.11: simulator.lamp).
 _OPEN, _CLOSED, _OFF = LampState.BETTING_OPEN, LampState.BETTING_CLOSED, LampState.OFF
 _SETTLED = RoundStatus.SETTLED
-Emit = Callable[[Record], None]
 Proc = Generator[Any, Any, Any]
-
-
-@dataclass(slots=True)
-class RoundBook:
-    """What the table knows of one round while it runs."""
-
-    round: int
-    plan: RoundPlan
-    opened_at: float
-    cleared: simpy.Event  # the dealer has finished with the round and is free for the next
-    shakes: int = 0
-    reshakes: int = 0
-    ended: bool = False
-    paused_since: float | None = None
-    pause_depth: int = 0
-    deadline: float | None = None  # the betting deadline first shown by the fixed lamp
-    paused_total: float = 0.0
-    resumed: simpy.Event | None = field(default=None)
 
 
 class Table:
