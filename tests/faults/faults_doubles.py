@@ -1,6 +1,6 @@
 """Deliberately faulty server adapters: the reference in-process server with one planted bug each, for the
 checker tests (each must make exactly its checker report). Named in a run by dotted path
-(``faults_doubles:LosingAdapter``)."""
+(``tests.faults.faults_doubles:LosingAdapter``)."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_inject_prints_verdicts_and_a_manifest_that_replays(tmp_path: Path, caps
 def test_a_violation_exits_1_and_is_listed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "phantom.yaml"
     bench.write_text(
-        "server: {kind: in-process, adapter: 'faults_doubles:PhantomAdapter'}\n"
+        "server: {kind: in-process, adapter: 'tests.faults.faults_doubles:PhantomAdapter'}\n"
         "devices: {transport: memory}\ntiming: {betting_s: 1.0}\nfaults_allowed: true\n"
     )
     code = main(["inject", "--bench", str(bench), "--schedule", CHAOS, "--seed", "2",
@@ -104,7 +104,7 @@ def test_campaign_on_a_dask_cluster_by_address(tmp_path: Path, capsys: pytest.Ca
 def test_explore_writes_the_minimal_failing_schedule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bench = tmp_path / "amnesiac.yaml"
     bench.write_text(
-        "server: {kind: in-process, adapter: 'faults_doubles:AmnesiacAdapter'}\n"
+        "server: {kind: in-process, adapter: 'tests.faults.faults_doubles:AmnesiacAdapter'}\n"
         "devices: {transport: memory}\ntiming: {betting_s: 1.0}\nfaults_allowed: true\n"
     )
     schedule = tmp_path / "s.yaml"
