@@ -1,6 +1,6 @@
 """The local HIL bench end to end: ``xocdia-hil certify`` on a representative subset of the scenarios against
 the reference server process over ptys and HTTP/WS, and ``xocdia-hil run`` with the random crowd. (The full
-``certify --bench local-hil`` is the acceptance run recorded in docs/benches.md; it takes about a minute.)"""
+``certify --bench local-hil`` is the acceptance run recorded in docs/performance.md.)"""
 
 from __future__ import annotations
 

@@ -62,10 +62,10 @@ def test_a_run_whose_final_read_fails_does_not_pass(bench: Bench, make_schedule:
 
 
 def test_a_lift_after_the_servers_close_seen_late_by_a_slow_lamp_is_not_a_payout_violation(bench: Bench) -> None:
-    # Heavy-chaos seed 211 (docs/faults.md, "Findings"): the lamp's line is slow, so the lamp still shows betting
-    # open when the dealer lifts in round 4, after the server closed; the server rightly settles. The payout
-    # checker must judge the lift by the server's close (the in-process server's clock is the bench's), not by the
-    # lamp.
+    # Heavy-chaos seed 211 (docs/faults.md, "Late reports and late lamps"): the lamp's line is slow, so the lamp
+    # still shows betting open when the dealer lifts in round 4, after the server closed; the server rightly
+    # settles. The payout checker must judge the lift by the server's close (the in-process server's clock is the
+    # bench's), not by the lamp.
     schedule = load_schedule(CHAOS.with_name("chaos-heavy.yaml"))
     result = run_schedule(bench, schedule, 211)
     assert not [v for v in result.report.violations if v.checker == "payout"], result.report

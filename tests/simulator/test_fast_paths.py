@@ -176,7 +176,7 @@ def test_vector_sampling_maps_each_variate_as_the_scalar_formula_does(
 
 
 def _shake_by_the_rules(draws: list[float], p_red: tuple[float, ...], p_standing: float, p_fall: float) -> str:
-    """Faces of one shake from its 13 token draws, token by token as docs/simulator.md states them: a token stands
+    """Faces of one shake from its 13 token draws, token by token as docs/profiles.md states them: a token stands
     if its second draw is under p_standing, else shows red if its first is under its p_red."""
     faces = ""
     for token, red in enumerate(p_red):

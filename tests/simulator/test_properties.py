@@ -1,7 +1,7 @@
 """Hypothesis properties of whole runs: every run, whatever its seed and incident rates, keeps the table's rules.
 
 Each example is a short run (30-60 rounds). Events a dealer emits after a round's verdict are not judged here (see
-``test_sim_rules.py`` for that case): the properties below look at each round up to its ``RoundEnded``.
+``test_rules.py`` for that case): the properties below look at each round up to its ``RoundEnded``.
 """
 
 from __future__ import annotations
