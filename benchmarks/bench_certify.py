@@ -1,7 +1,7 @@
 """Certification suite wall time on the shipped benches, printed as ratios against the acceptance limits.
 
-Limits (issue 5): the full suite on the in-process bench in under 30 s, on the local HIL bench (reference server
-process, ptys, HTTP/WS) in under 3 minutes, on this machine with the default 2 xdist workers. Target: each ratio
+Limits: the full suite on the in-process bench in under 30 s, on the local HIL bench (reference server process,
+ptys, HTTP/WS) in under 3 minutes, with the default 2 xdist workers. Target: each ratio
 <= 1.0. The local HIL run covers the rule-area features (``features/*.feature``); ``features/faults`` has its own
 benchmark (bench_campaign).
 

@@ -1,9 +1,9 @@
 """Live bias monitor: detection power and false-alarm rate, measured by seeded simulation.
 
-Targets (issue 7): a 1 pp per-token bias (P(red) 0.51, and 0.49) caught within 10,000 settled rounds in
+Targets: a 1 pp per-token bias (P(red) 0.51, and 0.49) caught within 10,000 settled rounds in
 >= 90 % of runs; <= 1 % false alarms per 100,000 fair rounds. Each rate is printed with its 95 % Wilson
 interval and as a ratio against its target. Fair rounds use 4 raw bits each (nibble popcounts), biased rounds
-Binomial(4, p), the same distribution as four independent tokens with P(red) = p. About a minute on two cores.
+Binomial(4, p), the same distribution as four independent tokens with P(red) = p.
 
     .venv/bin/python benchmarks/bench_monitor.py [--runs N] [--fair-runs N] [--seed S]
 """

@@ -1,14 +1,14 @@
 """The event log: every ground-truth fact of a run, recorded compactly and read back as typed, frozen events.
 
 The model emits each fact as a *record*: a plain tuple ``(EventClass, t, field, ...)`` holding the arguments of
-the class's constructor, in field order (``(RoundOpened, t, round, deadline)``). Appending a record costs a fifth
-of building the frozen event (measured: 0.10 µs against 0.46 µs for a 7-field event, with ``fastinit``), and most
-facts of a long run are only ever counted or written out, never read one by one.
+the class's constructor, in field order (``(RoundOpened, t, round, deadline)``). Appending a record is far cheaper
+than building the frozen event (docs/performance.md), and most facts of a long run are only ever counted or
+written out, never read one by one.
 
 One field may be recorded in a cheaper form: a :class:`~simulator.events.BetSent` record may hold, in place of the
 ``bet_id``, the player's bet number ``n`` (an ``int``), from which the id ``f"{player}-{n}"`` is formed when the
-event is read or written. Formatting ten ids a round was the largest single cost left in the model (1.3 µs a
-round), and a run summarised without reading its bets never needs them; the log is also smaller by the strings.
+event is read or written: a run summarised without reading its bets never formats them, and the log is smaller
+by the strings.
 
 Guarantees:
 
@@ -32,8 +32,8 @@ from typing import IO, Any
 from simulator.events import BetSent, Event, event_from_dict, field_names, record_dict
 from simulator.gcpause import gc_paused
 
-#: ``(EventClass, t, field, ...)``: the constructor arguments of one event, in field order (see the module docstring
-#: for the one field that may be recorded in another form).
+#: ``(EventClass, t, field, ...)``: the constructor arguments of one event, in field order (a ``BetSent`` record may
+#: hold the player's bet number ``n`` in place of its ``bet_id``, which is then ``f"{player}-{n}"``).
 Record = tuple[Any, ...]
 
 
@@ -59,7 +59,12 @@ def _build(record: Record) -> Event:
 
 
 class EventLog:
-    """An append-only log of events in the order they happened (see the module docstring for its guarantees)."""
+    """An append-only log of events in the order they happened, kept as :data:`Record` tuples (:attr:`records`).
+
+    Reading it (iteration, :attr:`events`) gives the typed, frozen events in emission order, each built the first
+    time anything reads it and kept; :meth:`write_jsonl` writes straight from the records; :meth:`counts` and
+    :meth:`of` let a reader build only the kinds it reads field by field.
+    """
 
     __slots__ = ("_events", "records")
 

@@ -302,7 +302,7 @@ EVENT_TYPES: tuple[type[Event], ...] = (
 EVENT_BY_KIND: dict[str, type[Event]] = {cls.kind: cls for cls in EVENT_TYPES}
 
 
-# The model creates millions of events; their __init__ is a quarter of their cost (see simulator.fastinit).
+# hot path: the model creates millions of events (simulator.fastinit).
 for _cls in EVENT_TYPES:
     install_fast_init(_cls)
 

@@ -2,8 +2,8 @@
 
 The dataclass-generated ``__init__`` of a frozen class sets each field with ``object.__setattr__``, which looks the
 attribute up on the type every time. :func:`install_fast_init` replaces it with a generated ``__init__`` that has the
-same parameters and sets each slot through its own slot descriptor, bound once (measured: 0.88 µs → 0.50 µs for a
-7-field event). The instances stay frozen: assigning to a field afterwards still raises ``FrozenInstanceError``.
+same parameters and sets each slot through its own slot descriptor, bound once (the gain: docs/performance.md).
+The instances stay frozen: assigning to a field afterwards still raises ``FrozenInstanceError``.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """Pausing Python's cyclic garbage collector while the model builds millions of objects that all stay alive.
 
 Every ground-truth event a run records stays alive in its log, so each collection during a run (or while a log's
-typed events are built) re-scans a growing heap for cycles that are not there: measured, that halves the model's
-speed, and one full collection while summarising 200,000 rounds cost 1.5 s. Reference counting still frees
-everything else at once.
+typed events are built) re-scans a growing heap for cycles that are not there (the cost: docs/performance.md).
+Reference counting still frees everything else at once.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from contextlib import contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector for the duration, restoring its previous state after.
 
-    The event log keeps every event alive, so each collection re-scans a growing heap: measured, that halves the
-    model's speed. The model makes no reference cycles in steady state (``gc.collect()`` after 20,000 chaotic rounds
-    finds none), so nothing accumulates while paused; reference counting still frees everything else at once.
+    The event log keeps every event alive, so each collection re-scans a growing heap. The model makes no reference
+    cycles in steady state (``gc.collect()`` after 20,000 chaotic rounds finds none), so nothing accumulates while
+    paused; reference counting still frees everything else at once.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -28,10 +27,10 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             if gc.get_freeze_count() == 0:
-                # Everything allocated while paused sits in the youngest generation, so the first collection after
-                # re-enabling would scan the whole event log at once (measured: 0.1 s after 20,000 rounds). Moving
-                # it straight to the oldest generation is where surviving objects end up anyway (freeze, then
-                # unfreeze, are list splices); skipped when someone else keeps objects frozen.
+                # hot path: everything allocated while paused sits in the youngest generation, so the first
+                # collection after re-enabling would scan the whole event log at once. Moving it straight to the
+                # oldest generation is where surviving objects end up anyway (freeze, then unfreeze, are list
+                # splices); skipped when someone else keeps objects frozen.
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()

@@ -160,7 +160,7 @@ class RandomIncidents:
 
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:
         t, i, b, j = self._draws(round_no, _TOKEN_DRAWS, _SHAKER_DRAWS)
-        # Per token: face, standing, fall; then overlap. Written out for the four tokens (a hot path).
+        # hot path: written out for the four tokens. Per token: face, standing, fall; then overlap.
         f0, s0, d0, f1, s1, d1, f2, s2, d2, f3, s3, d3, overlap_u = t[i : i + _TOKEN_DRAWS]
         r0, r1, r2, r3 = self._p_red
         p_standing, p_fall, p_overlap = self._p_token

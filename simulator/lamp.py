@@ -25,8 +25,9 @@ class LampState(StrEnum):
     VOID = "void"  # the round is over without settlement (void or cancelled): clear the table
 
 
-# The members the hot paths compare against, as module constants: in Python 3.11 reading ``LampState.X`` costs
-# about 80 ns (``EnumType`` defines ``__getattr__``, which turns off attribute caching on the class), a global 10 ns.
+# hot path: the members the hot paths compare against, as module constants. In Python 3.11 reading ``LampState.X``
+# is much slower than reading a global: ``EnumType`` defines ``__getattr__``, which turns off attribute caching on
+# the class (figures: docs/performance.md).
 _OPEN = LampState.BETTING_OPEN
 
 

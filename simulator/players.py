@@ -59,11 +59,11 @@ class _Planned(simpy.Event):
 
     It is what ``env.timeout(delay, value)`` makes, without the Timeout's per-instance bookkeeping: the crowd builds
     one per bet (ten a round) inline, exactly as :meth:`simpy.events.Event.succeed` triggers an event (``_ok`` and
-    ``_value`` set, then ``env.schedule``), but with a delay. Scheduled in the same order, at the same times, as the
-    timeouts it replaces.
+    ``_value`` set, then ``env.schedule``), but with a delay. Scheduled in the same order, at the same times, as
+    ``env.timeout`` would schedule them.
 
     Each crowd plans through a subclass of its own (:func:`_planned_for`) whose ``env`` and ``callbacks`` are class
-    attributes, so an action sets only its ``_value`` (measured: 0.34 µs a bet, against 0.57 µs for a timeout).
+    attributes, so an action sets only its ``_value`` (hot path: cheaper than a timeout, docs/performance.md).
     The shared ``callbacks`` list is never changed: SimPy processes an event by reading its callbacks and setting
     ``callbacks = None`` on the instance (which shadows the class's list), and nothing ever waits on a planned
     action, so nothing appends to it.
@@ -117,7 +117,7 @@ class Crowd:
                 delay = 0.0
                 if n:
                     rows = seat.rows
-                    first = rows.pos  # SeatBets.take, written out (a hot path)
+                    first = rows.pos  # hot path: SeatBets.take, written out
                     if first + n > len(rows.thinks):
                         first = rows.take(n)
                     else:

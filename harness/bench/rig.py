@@ -72,7 +72,11 @@ class Action:
 
 @dataclass
 class Rig:
-    """See the module docstring. Build with :meth:`build`, end with :meth:`close` (always)."""
+    """One bench wired up for one scenario (or one ``xocdia-hil run``): the SimPy environment, the emulated table
+    and its five devices on traced lines, the game server through its adapter, and what the oracle needs (ground
+    truth, the harness's own actions, what the server said).
+
+    Build with :meth:`build`, end with :meth:`close` (always)."""
 
     bench: Bench
     env: simpy.Environment

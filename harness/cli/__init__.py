@@ -73,8 +73,8 @@ def console() -> int:
 
     The process ends right after, so its last garbage collection is skipped (``gc.freeze``): a simulation keeps
     millions of ground-truth events alive in reference cycles (the SimPy world), and collecting them only to hand
-    the memory back to the operating system took 3 s after 200,000 rounds. Files are still flushed and closed as
-    usual; only the cyclic collector's final pass is left out.
+    the memory back to the operating system takes seconds after a long run (docs/performance.md). Files are still
+    flushed and closed as usual; only the cyclic collector's final pass is left out.
     """
     status = main()
     gc.freeze()

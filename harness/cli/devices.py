@@ -1,15 +1,12 @@
 """``xocdia-hil devices``: run the emulated table in real time with its five devices on real serial ports.
 
-Prints, per device, the path or URL a game server (or a person with ``python -m serial.tools.miniterm``)
-opens::
+Prints, per device, the path or URL a game server (or a person with ``python -m serial.tools.miniterm``) opens::
 
     xocdia-hil devices --profile compressed --seed 7 --transport pty
     xocdia-hil devices --transport rfc2217:7000          # ports 7000-7004, like a lab's ser2net
-    xocdia-hil devices --lamp fixed --no-ack             # no server: the table paces itself; watch with
-    miniterm
+    xocdia-hil devices --lamp fixed --no-ack             # no server: the table paces itself; watch with miniterm
 
-Runs until Ctrl-C or ``--duration`` seconds. The clock is :class:`harness.wire.realtime.SelectEnvironment`: it
-waits
+Runs until Ctrl-C or ``--duration`` seconds. The clock is :class:`harness.wire.realtime.SelectEnvironment`: it waits
 on the device fds, so server frames are answered as they arrive.
 """
 

@@ -52,7 +52,14 @@ class Sessions:
 
 
 class Applier:
-    """Fires and heals faults (see the module docstring). ``active``: (heal time, fault), in firing order."""
+    """Fires a planned fault (kill the server, change a player's link or its proxy, set a serial line's fault rates
+    or pull its cable), heals it when its time comes, and heals everything in :meth:`rollback`. ``active``: (heal
+    time, fault), in firing order.
+
+    A serial fault goes on the adapter's wrapper of the line's server end (``Faultable.serial_port``) or, when the
+    adapter has none, on the rig's wrapper of its device end (``serial_ports``); either way the same rates apply in
+    both directions. Table incidents need nothing here: the simulator's script applies them.
+    """
 
     def __init__(
         self,

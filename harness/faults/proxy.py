@@ -1,16 +1,5 @@
 """A TCP fault proxy on loopback, between one player and a game-server process: the real implementation of the
-player-link seam (:mod:`harness.faults.links` is the in-memory one).
-
-Each :class:`FaultProxy` listens on ``127.0.0.1:<port>`` and forwards every connection to ``upstream``. Its
-faults, switchable at any time from any thread:
-
-- ``latency``: every chunk is delivered ``latency`` seconds late, in both directions;
-- ``blackhole``: bytes from the player are swallowed (the connection stays open, nothing arrives);
-- ``reset_replies``: requests go through, but the first bytes the server sends back abort the connection with
-  a TCP RST instead (the request landed; the player never sees the answer);
-- ``reset()``: every open connection is aborted with a TCP RST (SO_LINGER 0) on both sides;
-- ``down``: new connections are accepted and immediately reset, and ``reset()`` is applied (a disconnect;
-  clearing ``down`` is the reconnect).
+player-link seam (:mod:`harness.faults.links` is the in-memory one): one :class:`FaultProxy` per player.
 
 One asyncio event loop on a daemon thread serves every proxy of a :class:`ProxyHub`; :meth:`ProxyHub.close`
 stops it and closes every socket (bounded wait).
@@ -64,7 +53,17 @@ class ProxyHub:
 
 
 class FaultProxy:
-    """One player's link (see the module docstring). ``port`` is where the player connects."""
+    """One player's link: listens on ``127.0.0.1:<port>`` (``port`` is where the player connects) and forwards every
+    connection to ``upstream``. Its faults, switchable at any time from any thread:
+
+    - ``latency``: every chunk is delivered ``latency`` seconds late, in both directions;
+    - ``blackhole``: bytes from the player are swallowed (the connection stays open, nothing arrives);
+    - ``reset_replies``: requests go through, but the first bytes the server sends back abort the connection with
+      a TCP RST instead (the request landed; the player never sees the answer);
+    - :meth:`reset`: every open connection is aborted with a TCP RST (SO_LINGER 0) on both sides;
+    - ``down``: new connections are accepted and immediately reset, and :meth:`reset` is applied (a disconnect;
+      clearing ``down`` is the reconnect).
+    """
 
     def __init__(self, hub: ProxyHub, upstream_host: str, upstream_port: int) -> None:
         self.hub = hub

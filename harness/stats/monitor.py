@@ -11,7 +11,7 @@ rounds it computes z = S / √n and raises an alarm when |z| crosses the boundar
 After ``epoch`` settled rounds without an alarm the test restarts from zero, so the false-alarm rate is per
 epoch. An alarm latches (play should stop, GLI-19 3.3.3) until :meth:`BiasMonitor.reset`.
 
-Design (docs/statistics.md; measured by ``benchmarks/bench_monitor.py``): c₁ = 2.68 spends about 0.85 % false
+Design (docs/statistics.md; rates from ``benchmarks/bench_monitor.py``): c₁ = 2.68 spends about 0.85 % false
 alarms in phase 1 and c₂ = 4.2 brings the whole epoch to about 0.88 % (calibrated on 400,000 seeded fair
 paths); a 1 pp per-token bias (P(red) 0.51 or 0.49) is then caught within 10,000 rounds in about 91 % of runs.
 Changing ``look``, ``horizon`` or ``epoch`` changes these rates: re-measure with the benchmark.
@@ -67,7 +67,13 @@ class Alarm:
 
 
 class BiasMonitor:
-    """Sequential bias test over a stream of red counts (see the module docstring for the boundaries)."""
+    """Sequential bias test over a stream of red counts, one round at a time.
+
+    Every ``design.look`` settled rounds it records a :class:`Look` (z = S / √n, S the running Σ(reds − 2) of the
+    epoch) and raises an :class:`Alarm` when |z| reaches ``design.boundary(n)``. An epoch ends without alarm after
+    ``design.epoch`` settled rounds and the next starts from zero. An alarm latches: :meth:`update` keeps returning
+    it until :meth:`reset`.
+    """
 
     def __init__(self, design: MonitorDesign | None = None) -> None:
         self.design = design or MonitorDesign()

@@ -1,14 +1,12 @@
-"""The real-time clock bridge: a SimPy environment whose clock follows the wall clock and which, while it
-waits
+"""The real-time clock bridge: a SimPy environment whose clock follows the wall clock and which, while it waits
 for the next event, waits on the device file descriptors instead of sleeping.
 
 ``simpy.rt.RealtimeEnvironment`` sleeps with ``time.sleep`` between events, so bytes a game server writes to a
-device (an ACK, a lamp command) would sit unread until the next simulated event.
-:class:`SelectEnvironment` waits
-with ``select`` on the fds that :attr:`fds` returns, up to the wall time of the next event; when one is
-readable it
-advances ``now`` to the current wall time (mapped to sim time) and calls :attr:`on_ready`, which typically
-triggers a SimPy event so that the device hub runs at once. Single-threaded: nothing here needs a lock.
+device (an ACK, a lamp command) would sit unread until the next simulated event. :class:`SelectEnvironment` waits
+with ``select`` on the fds that :attr:`SelectEnvironment.fds` returns, up to the wall time of the next event; when
+one is readable it advances ``now`` to the current wall time (mapped to sim time) and calls
+:attr:`SelectEnvironment.on_ready`, which typically triggers a SimPy event so that the device hub runs at once.
+Single-threaded: nothing here needs a lock.
 
 The wall clock is injected (``clock``, default ``time.monotonic``); the simulator itself never reads it.
 """

@@ -1,8 +1,7 @@
 """Serial traces: every byte in both directions of every port, timestamped, and a replayer.
 
 :class:`TracingTransport` wraps a device-side transport and records what the device writes (``dir: "tx"``,
-device → server) and what it reads (``"rx"``, server → device) into a :class:`TraceRecorder`. A trace is
-saved as
+device → server) and what it reads (``"rx"``, server → device) into a :class:`TraceRecorder`. A trace is saved as
 JSON Lines, one chunk per line, bytes in hex so that any byte (garbage included) survives::
 
     {"t": 0.012345, "port": "BOWL", "dir": "tx", "hex": "2431203120424f574c..."}
@@ -11,8 +10,7 @@ and in a readable form, one chunk per line with non-printable bytes escaped::
 
     0.012345  BOWL     tx  $1 1 BOWL HELLO id=BOWL-0001 proto=1 fw=xocdia-hil-0.1*19BB\\r\\n
 
-:func:`replay` plays the recorded chunks of one port and direction into any transport with the recorded
-spacing
+:func:`replay` plays the recorded chunks of one port and direction into any transport with the recorded spacing
 (record on a real table, replay in CI). ``t`` is seconds from the recorder's start by its injected clock.
 """
 
@@ -120,8 +118,7 @@ def replay(
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
-    """Write the chunks of ``port``/``direction`` into ``transport``, spaced as recorded (``speed`` 2 =
-    twice as
+    """Write the chunks of ``port``/``direction`` into ``transport``, spaced as recorded (``speed`` 2 = twice as
     fast; 0 = as fast as possible). Returns the number of bytes written.
 
     Raises:

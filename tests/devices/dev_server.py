@@ -1,11 +1,8 @@
-"""A scripted stand-in for a game server's device gateway, for device tests (the reference server is a
-separate
-project; this fake has the same view of the wire: bytes on the server end of each line).
+"""A scripted stand-in for a game server's device gateway, for device tests that need no real server (this fake has
+the same view of the wire: bytes on the server end of each line).
 
-It acknowledges every frame (through the harness link layer), records what each device said, and drives
-the lamp
-with a fixed schedule: OPEN, CLOSE after the betting time, and the next OPEN once the round is over by
-the rules of
+It acknowledges every frame (through the harness link layer), records what each device said, and drives the lamp
+with a fixed schedule: OPEN, CLOSE after the betting time, and the next OPEN once the round is over by the rules of
 docs/protocol.md §7 (or after a time limit).
 """
 

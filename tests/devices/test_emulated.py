@@ -1,7 +1,5 @@
-"""The emulated table in virtual time, devices on in-memory lines, a scripted server on the other end:
-every rule
-case produces the documented frames (docs/protocol.md §7), lamp commands drive the dealer, and a faulty
-line loses
+"""The emulated table in virtual time, devices on in-memory lines, a scripted server on the other end: every rule
+case produces the documented frames (docs/protocol.md §7), lamp commands drive the dealer, and a faulty line loses
 nothing."""
 
 from __future__ import annotations

@@ -51,8 +51,12 @@ SUPERVISOR = "bench-supervisor"
 
 
 class HttpAdapter(GameServerAdapter):
-    """See the module docstring. Options: ``command`` (argv prefix), ``url`` (attach instead of starting),
-    ``players`` / ``supervisor_token`` (with ``url``)."""
+    """The reference server as a process: started from ``command`` (argv prefix, default ``xocdia-server``), or
+    attached by ``url`` (then ``players``, id → token, and ``supervisor_token`` are required options). Bets go over
+    HTTP, a player is connected while its WebSocket stream is open, round events come from the supervisor's event
+    log. Started by it, the server can be killed and restarted (:attr:`can_restart`); attached by ``url``, it is
+    taken as up from :meth:`start` to :meth:`stop` and never killed.
+    """
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)

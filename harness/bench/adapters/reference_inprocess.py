@@ -12,7 +12,8 @@ server as a kill -9 would (only the ledger survives), :meth:`InProcessAdapter.re
 the ledger, :attr:`InProcessAdapter.server_up` says which; every player and supervisor call fails with
 ``unreachable`` in between.
 
-This is one of the two harness modules allowed to import ``gameserver`` (the oracle never does).
+It is the one harness module that imports ``gameserver``; the import contracts keep ``gameserver`` out of the judge,
+the shared records, the errors and the wire (docs/architecture.md).
 """
 
 from __future__ import annotations
@@ -51,7 +52,13 @@ class _Port:
 
 
 class InProcessAdapter(GameServerAdapter):
-    """The reference round engine on the bench's SimPy environment (see the module docstring)."""
+    """The reference round engine on the bench's SimPy environment, reading its in-memory device lines through the
+    server's own codec and link; round events are dated in sim time (:attr:`clock_is_sim_time`).
+
+    :meth:`kill_server` stops the server as a kill -9 would (only the ledger survives), :meth:`restart_server`
+    starts a new one on the ledger (a round in progress is cancelled, ERR-3), :attr:`server_up` says which; every
+    player and supervisor call raises ``AdapterError("unreachable")`` in between.
+    """
 
     clock_is_sim_time = True  # the engine's clock is ``env.now``
 

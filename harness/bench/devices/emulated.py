@@ -1,10 +1,8 @@
 """An emulated table: the simulator's :class:`~simulator.table.Table` plus its five serial devices.
 
 Every ground-truth event goes through :class:`~harness.bench.devices.translate.EventTranslator` to the device that
-would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port
-are set on
-the simulator's lamp, which the simulated dealer follows. The device ends are serviced by a SimPy
-process, so the
+would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port are set on
+the simulator's lamp, which the simulated dealer follows. The device ends are serviced by a SimPy process, so the
 same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
 (:class:`harness.wire.realtime.SelectEnvironment`, ptys or serial servers).
 """

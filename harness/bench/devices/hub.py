@@ -1,13 +1,9 @@
-"""The device ends of the table's serial lines: one :class:`~harness.wire.protocol.link.Link` per device, each
-on its
-own transport, serviced together.
+"""The device ends of the table's serial lines: one :class:`~harness.wire.protocol.link.Link` per device, each on
+its own transport, serviced together.
 
-The hub owns no clock and no thread: the caller passes ``now`` (sim or wall seconds) to
-:meth:`DeviceHub.send` and
-:meth:`DeviceHub.service`, and calls ``service`` again by :meth:`DeviceHub.service`'s returned deadline
-or when a
-transport fd is readable. A port that is unplugged keeps its queued frames; when it is back (a pty
-replugged, a
+The hub owns no clock and no thread: the caller passes ``now`` (sim or wall seconds) to :meth:`DeviceHub.send` and
+:meth:`DeviceHub.service`, and calls ``service`` again by :meth:`DeviceHub.service`'s returned deadline or when a
+transport fd is readable. A port that is unplugged keeps its queued frames; when it is back (a pty replugged, a
 client connected to a serial server) the device sends HELLO and then the queued frames, in order.
 """
 

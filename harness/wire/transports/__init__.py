@@ -1,5 +1,4 @@
-"""Byte transports for the table devices: one small interface (:class:`Transport`) with an in-memory
-pipe, a pty
+"""Byte transports for the table devices: one small interface (:class:`Transport`) with an in-memory pipe, a pty
 pair, any pyserial URL, a TCP / RFC 2217 serial server, and a fault-injecting wrapper."""
 
 from harness.wire.transports.base import Transport, TransportClosed

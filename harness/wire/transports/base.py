@@ -1,18 +1,5 @@
-"""The transport interface every device port goes through.
-
-A transport is one side of one serial line. It is opened when constructed, and:
-
-- :meth:`Transport.read` returns the bytes available within ``timeout`` seconds (``b""`` if none), never
-  blocks
-  longer, and raises :class:`TransportClosed` when the port is gone (unplugged, peer closed for good);
-- :meth:`Transport.write` sends bytes without blocking; bytes a port cannot take (nobody reading a pty,
-  no client
-  on a serial server) are lost as on a real wire and counted in ``dropped``;
-- :attr:`Transport.connected` is False while unplugged or while nobody is on the other side of a server;
-- :meth:`Transport.fds` lists file descriptors a selector can wait on (empty: poll it);
-- :meth:`Transport.notify` registers a wake-up for transports without fds;
-- :meth:`Transport.tick` does time-driven work (latency faults) and says when it needs the next tick.
-"""
+"""The transport interface every device port goes through (:class:`Transport`), the error a port that is gone
+raises (:class:`TransportClosed`), and :class:`Relay`, a transport that passes everything to another."""
 
 from __future__ import annotations
 
@@ -25,7 +12,17 @@ class TransportClosed(OSError):
 
 
 class Transport(ABC):
-    """One side of one serial line (see the module docstring for the guarantees)."""
+    """One side of one serial line, opened when constructed.
+
+    - :meth:`read` returns the bytes available within the given timeout in seconds (``b""`` if none), never blocks
+      longer, and raises :class:`TransportClosed` when the port is gone (unplugged, peer closed for good);
+    - :meth:`write` sends bytes without blocking; bytes a port cannot take (nobody reading a pty, no client on a
+      serial server) are lost as on a real wire and counted in ``dropped``;
+    - :attr:`connected` is False while unplugged or while nobody is on the other side of a server;
+    - :meth:`fds` lists file descriptors a selector can wait on (empty: poll it);
+    - :meth:`notify` registers a wake-up for transports without fds;
+    - :meth:`tick` does time-driven work (latency faults) and says when it needs the next tick.
+    """
 
     name: str
     dropped: int = 0

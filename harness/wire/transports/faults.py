@@ -1,16 +1,5 @@
 """Transport faults, for the fault-injection scheduler: bit flips, dropped / duplicated / reordered frames,
-frames sliced across reads, latency, and unplug / replug.
-
-:class:`FaultyTransport` wraps any transport and applies faults per frame (a frame is the bytes up to and
-including
-``\\n``) in both directions: ``tx`` (what this side writes) and ``rx`` (what it reads). Faults are either
-scheduled
-one at a time (``inject("tx", Fault.DROP)``: applies to the next frame) or drawn per frame with the
-probabilities of
-a :class:`FaultRates`, from a caller-seeded ``random.Random`` (never the global one). Latency and slicing
-hold bytes
-until their due time; the owner calls :meth:`FaultyTransport.tick` with its clock (sim or wall seconds).
-"""
+frames sliced across reads, latency, and unplug / replug (:class:`FaultyTransport`, :class:`FaultRates`)."""
 
 from __future__ import annotations
 
@@ -132,7 +121,14 @@ class _Lane:
 
 
 class FaultyTransport(Transport):
-    """Wraps ``inner``; see the module docstring. ``clock`` gives the time used for latency (e.g. env.now)."""
+    """Wraps ``inner`` and applies faults per frame (a frame is the bytes up to and including ``\\n``) in both
+    directions: ``tx`` (what this side writes) and ``rx`` (what it reads).
+
+    Faults are either scheduled one at a time (``inject("tx", Fault.DROP)``: applies to the next frame) or drawn
+    per frame with the probabilities of a :class:`FaultRates` (``tx``, ``rx``), from the caller-seeded ``rng``
+    (never the global one). Latency and slicing hold bytes until their due time; the owner calls :meth:`tick` with
+    its clock. ``clock`` gives the time used for latency (sim or wall seconds, e.g. ``env.now``).
+    """
 
     def __init__(
         self,
@@ -168,8 +164,7 @@ class FaultyTransport(Transport):
         return dict(self.lanes[direction].counts)
 
     def unplug(self) -> None:
-        """Pull the cable: if the inner port can be unplugged for real (pty, memory) it is; bytes in
-        flight are
+        """Pull the cable: if the inner port can be unplugged for real (pty, memory) it is; bytes in flight are
         lost."""
         for lane in self.lanes.values():
             lane.out.clear()

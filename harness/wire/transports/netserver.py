@@ -1,6 +1,5 @@
 """Expose a device port as a network serial server, the way a lab's ser2net does: raw TCP (open it with
-pyserial's ``socket://host:port``) or RFC 2217 (``rfc2217://host:port``, telnet with COM-port control,
-handled by
+pyserial's ``socket://host:port``) or RFC 2217 (``rfc2217://host:port``, telnet with COM-port control, handled by
 pyserial's own :class:`serial.rfc2217.PortManager`).
 
 One client at a time, like a serial line: a second client is refused (closed at once) while one is connected.

@@ -1,11 +1,8 @@
-"""A pty pair standing in for a USB serial adapter: the device writes the master, a game server opens the
-slave
+"""A pty pair standing in for a USB serial adapter: the device writes the master, a game server opens the slave
 path with pyserial exactly as it would open ``/dev/ttyUSB0``.
 
-Both ends are put in raw mode (no echo, no CRLF translation). The device keeps its own slave descriptor
-open so the
-master never sees EIO when a reader closes and reopens. Given ``link_dir``, a stable symlink
-``link_dir/<name>``
+Both ends are put in raw mode (no echo, no CRLF translation). The device keeps its own slave descriptor open so the
+master never sees EIO when a reader closes and reopens. Given ``link_dir``, a stable symlink ``link_dir/<name>``
 points at the current slave (like udev's ``/dev/serial/by-id``), so a server can reopen the same path after
 :meth:`PtyPort.replug`, which creates a new pty (the old one is gone, as a USB device is).
 """
