@@ -1,5 +1,5 @@
-"""Findings of the harness, fixed in the engine: SH-3 wins over an overlap, what the table does during a
-pause is applied on resume, and small cross-line reordering is absorbed by the reorder grace window
+"""Where device lines race (docs/benches.md): SH-3 wins over an overlap, what the table does during a pause is
+applied on resume, and small cross-line reordering is absorbed by the reorder grace window
 (gameserver/ordering.py). Payouts derived by hand from RULES.md's paytable."""
 
 from __future__ import annotations
