@@ -29,9 +29,8 @@ CHAOS = Path(__file__).resolve().parents[1] / "fixtures" / "faults" / "chaos.yam
 
 def bare_rounds_per_s(rounds: int, players: int, bets: int) -> float:
     """Rounds/s of a bare rig on the in-process bench: open, bet, play to the end."""
-    rig = Rig.build(load_bench("in-process"), {f"p{i + 1}": 10**9 for i in range(players)}, crowd=0, seed=1)
     rng = random.Random(1)
-    try:
+    with Rig.build(load_bench("in-process"), {f"p{i + 1}": 10**9 for i in range(players)}, crowd=0, seed=1) as rig:
         for p in rig.opening:
             rig.adapter.connect(p)
         start = time.perf_counter()
@@ -42,8 +41,6 @@ def bare_rounds_per_s(rounds: int, players: int, bets: int) -> float:
                     rig.bet(p, str(rng.choice(tuple(BetType))), 100)
             rig.play_to_end(rid)
         return rounds / (time.perf_counter() - start)
-    finally:
-        rig.close()
 
 
 def _spin(n: int) -> int:

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import serial
 
-from harness.wire.protocol.codec import FrameDecoder, FrameError, encode
+from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
 from harness.wire.protocol.messages import (
     BowlOff,
     BowlOn,
@@ -68,7 +68,7 @@ def bench_codec(n: int) -> tuple[float, float, float]:
     for i in range(0, len(stream), 7):
         count += len(decoder.feed(stream[i : i + 7]))
     t3 = time.perf_counter()
-    assert len(got) == n == count and not any(isinstance(g, FrameError) for g in got)
+    assert len(got) == n == count and not any(isinstance(g, BadFrame) for g in got)
     return n / (t1 - t0), n / (t2 - t1), n / (t3 - t2)
 
 
@@ -85,7 +85,7 @@ def read_side(path: str, n: int, decode: bool, conn: Connection) -> None:
                 continue
             idle = 0
             if decode:
-                seen += sum(1 for f in decoder.feed(data) if not isinstance(f, FrameError))
+                seen += sum(1 for f in decoder.feed(data) if not isinstance(f, BadFrame))
             else:
                 seen += data.count(b"\n")
         conn.send(time.perf_counter() if seen >= n else float("nan"))

@@ -20,7 +20,7 @@ import serial
 from gameserver.device_clock import DeviceClock
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.link import ServerLink
-from gameserver.protocol import DecodeError, Decoder, Frame
+from gameserver.protocol import BadFrame, Decoder, Frame
 
 _LampCmd = tuple[str, tuple[tuple[str, str], ...]]
 
@@ -151,12 +151,12 @@ class DeviceGateway:
         for t in self._threads:
             t.start()
 
-    def stop(self, timeout: float = 2.0) -> None:
+    def stop(self, timeout_s: float = 2.0) -> None:
         """Stop the threads (bounded) and close the ports."""
         self._running = False
         for t in self._threads:
             if t.is_alive():
-                t.join(timeout)
+                t.join(timeout_s)
         for port in self.ports.values():
             with contextlib.suppress(Exception):  # closing a port that already failed is not worth surfacing
                 port.close()
@@ -208,7 +208,7 @@ class DeviceGateway:
             shift = 0.0 if self._event_clock is None else self._event_clock() - now  # clock -> engine clock
             self._record(name, "rx", data)
             for item in decoder.feed(data):
-                if isinstance(item, DecodeError):
+                if isinstance(item, BadFrame):
                     self._record(name, "error", item.raw, item.kind)
                 frame = link.receive(item, now)
                 report = None if frame is None else timed_report(name, frame, device_clock, now)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from gameserver.protocol import DecodeError, Frame, encode
+from gameserver.protocol import BadFrame, Frame, encode
 
 RETRY_S = 0.2
 FAST_RETRIES = 5
@@ -70,9 +70,9 @@ class ServerLink:
         self._flight = _Flight(self._seq, raw, now + RETRY_S)
         self._write(raw, now)
 
-    def receive(self, item: Frame | DecodeError, now: float) -> Frame | None:
+    def receive(self, item: Frame | BadFrame, now: float) -> Frame | None:
         """Handle one decoded item; returns the frame to act on (new device data), else None."""
-        if isinstance(item, DecodeError):
+        if isinstance(item, BadFrame):
             if item.nak is not None and item.seq is not None:
                 self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", item.nak))), now)
             return None

@@ -1,7 +1,7 @@
 """Wire protocol v1 codec (docs/protocol.md, revision 1.2), written for the server from the document alone.
 
 :func:`encode` builds a frame; :class:`Decoder` turns bytes in any slicing into :class:`Frame` objects and
-:class:`DecodeError` reports (never raises), applying the checks of §8 in their order.
+:class:`BadFrame` reports (never raises), applying the checks of §8 in their order.
 """
 
 from __future__ import annotations
@@ -135,9 +135,10 @@ class Frame:
 
 
 @dataclass(frozen=True)
-class DecodeError:
-    """A refused frame or discarded bytes. ``kind``: garbage|truncated|too_long|syntax|crc|version|type|field.
-    ``nak`` is the NAK reason owed (None: drop silently); ``seq`` the frame's seq when a NAK is owed."""
+class BadFrame:
+    """A refused frame or discarded bytes (returned by :func:`parse` and :class:`Decoder`, never raised).
+    ``kind``: garbage|truncated|too_long|syntax|crc|version|type|field. ``nak`` is the NAK reason owed (None: drop
+    silently); ``seq`` the frame's seq when a NAK is owed."""
 
     kind: str
     raw: bytes
@@ -166,43 +167,43 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
     return frame
 
 
-def parse(raw: bytes) -> Frame | DecodeError:
+def parse(raw: bytes) -> Frame | BadFrame:
     """Check one complete frame (``$`` to ``\\n``) in the order of §8 step 3."""
     if not raw.startswith(b"$") or not _TAIL.search(raw):
-        return DecodeError("syntax", raw)
+        return BadFrame("syntax", raw)
     body, crc = raw[1:-7], raw[-6:-2]
     if crc16(body) != int(crc, 16):
-        return DecodeError("crc", raw)
+        return BadFrame("crc", raw)
     try:
         text = body.decode("ascii")
     except UnicodeDecodeError:
-        return DecodeError("syntax", raw)
+        return BadFrame("syntax", raw)
     parts = text.split(" ")
     if len(parts) < 4 or any(not p for p in parts):
-        return DecodeError("syntax", raw)
+        return BadFrame("syntax", raw)
     ver, seq_s, src, type_ = parts[:4]
     if not (_integer(ver) and _integer(seq_s) and _NAME.match(src) and _NAME.match(type_)):
-        return DecodeError("syntax", raw)
+        return BadFrame("syntax", raw)
     seq = int(seq_s)
     if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
-        return DecodeError("syntax", raw)
+        return BadFrame("syntax", raw)
     nak_seq = None if seq == 0 else seq
     if int(ver) != VERSION:
-        return DecodeError("version", raw, "version", nak_seq)
+        return BadFrame("version", raw, "version", nak_seq)
     spec = CATALOGUE.get((src, type_))
     if spec is None:
-        return DecodeError("type", raw, "type", nak_seq)
+        return BadFrame("type", raw, "type", nak_seq)
     pairs: list[tuple[str, str]] = []
     for token in parts[4:]:
         key, eq, value = token.partition("=")
         if not eq or not _KEY.match(key) or not _VALUE.match(value):
-            return DecodeError("field", raw, "field", nak_seq)
+            return BadFrame("field", raw, "field", nak_seq)
         pairs.append((key, value))
     if not _fields_ok(src, type_, pairs):
-        return DecodeError("field", raw, "field", nak_seq)
+        return BadFrame("field", raw, "field", nak_seq)
     frame = Frame(seq, src, type_, tuple(pairs))
     if not _cross_fields_ok(frame):
-        return DecodeError("field", raw, "field", nak_seq)
+        return BadFrame("field", raw, "field", nak_seq)
     return frame
 
 
@@ -225,9 +226,9 @@ class Decoder:
         self._skipping = False  # after too_long: silently discard until the next '$'
         self._garbage = bytearray()
 
-    def feed(self, data: bytes) -> list[Frame | DecodeError]:
+    def feed(self, data: bytes) -> list[Frame | BadFrame]:
         """Consume ``data``; return what became complete."""
-        out: list[Frame | DecodeError] = []
+        out: list[Frame | BadFrame] = []
         for byte in data:
             b = bytes((byte,))
             if not self._in_frame:
@@ -239,7 +240,7 @@ class Decoder:
                     self._garbage += b
                 continue
             if b == b"$":
-                out.append(DecodeError("truncated", bytes(self._buf)))
+                out.append(BadFrame("truncated", bytes(self._buf)))
                 self._buf = bytearray(b)
                 continue
             self._buf += b
@@ -247,12 +248,12 @@ class Decoder:
                 out.append(parse(bytes(self._buf)))
                 self._in_frame = False
             elif len(self._buf) >= MAX_FRAME:
-                out.append(DecodeError("too_long", bytes(self._buf)))
+                out.append(BadFrame("too_long", bytes(self._buf)))
                 self._in_frame, self._skipping = False, True
         self._flush_garbage(out)
         return out
 
-    def _flush_garbage(self, out: list[Frame | DecodeError]) -> None:
+    def _flush_garbage(self, out: list[Frame | BadFrame]) -> None:
         if self._garbage:
-            out.append(DecodeError("garbage", bytes(self._garbage)))
+            out.append(BadFrame("garbage", bytes(self._garbage)))
             self._garbage = bytearray()

@@ -68,13 +68,13 @@ class GameService:
         self._running = True
         self._thread.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the engine thread after the commands already queued; bounded by ``timeout``."""
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Stop the engine thread after the commands already queued; bounded by ``timeout_s``."""
         if self._running:
             self._running = False
             self._queue.put(None)
         if self._thread.is_alive():
-            self._thread.join(timeout)
+            self._thread.join(timeout_s)
 
     def submit(self, command: Callable[[RoundEngine], T]) -> Future[T]:
         """Queue ``command(engine)``; the future resolves after its events are committed. It fails with

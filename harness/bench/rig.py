@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import simpy
 
@@ -42,8 +42,8 @@ from simulator.lamp import LampState
 from simulator.profile import load_profile
 from simulator.script import Script
 
-SLICE_VIRTUAL = 0.01  # sim seconds between two checks of a wait condition (in-process)
-SLICE_REAL = 0.02  # wall seconds between two checks (real-time benches)
+SLICE_VIRTUAL_S = 0.01  # sim seconds between two checks of a wait condition (in-process)
+SLICE_REAL_S = 0.02  # wall seconds between two checks (real-time benches)
 
 
 class BenchTimeout(AssertionError):
@@ -76,11 +76,17 @@ class Rig:
     and its five devices on traced lines, the game server through its adapter, and what the oracle needs (ground
     truth, the harness's own actions, what the server said).
 
-    Build with :meth:`build`, end with :meth:`close` (always)."""
+    Build with :meth:`build`, end with :meth:`close` (always), or use it as a context
+    manager, which closes it on the way out::
+
+        with Rig.build(bench, {"alice": 10_000}) as rig:
+            rid = rig.open_round()
+            rig.play_to_end(rid)
+    """
 
     bench: Bench
     env: simpy.Environment
-    table: EmulatedTable
+    emulated: EmulatedTable  # the simulator model (``emulated.model``) and its five devices
     adapter: GameServerAdapter
     recorder: TraceRecorder
     opening: dict[str, int]
@@ -168,10 +174,16 @@ class Rig:
         try:
             self.adapter.stop()
         finally:
-            self.table.hub.close()
+            self.emulated.hub.close()
             if self._tmp is not None:
                 self._tmp.cleanup()
                 self._tmp = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ time
     @property
@@ -182,10 +194,11 @@ class Rig:
         """Let ``seconds`` of bench time pass (sim seconds; wall seconds on a real-time bench)."""
         self.env.run(until=self.env.now + seconds)
 
-    def run_until(self, done: Callable[[], bool], what: str, timeout: float | None = None) -> None:
-        """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after the bench's step timeout."""
-        limit = self.bench.timing.step_timeout_s if timeout is None else timeout
-        step = SLICE_REAL if self.bench.realtime else SLICE_VIRTUAL
+    def run_until(self, done: Callable[[], bool], what: str, timeout_s: float | None = None) -> None:
+        """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after ``timeout_s`` (default: the bench's
+        step timeout)."""
+        limit = self.bench.timing.step_timeout_s if timeout_s is None else timeout_s
+        step = SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S
         deadline = self.env.now + limit
         while not done():
             if self.env.now >= deadline:
@@ -220,7 +233,7 @@ class Rig:
         self.run_until(opened, "the server to open a round")
         rid = found[0]
         if table_sees:
-            lamp = self.table.lamp
+            lamp = self.emulated.lamp
             assert lamp is not None
             self.run_until(
                 lambda: rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN,
@@ -261,13 +274,13 @@ class Rig:
     def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
         """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
         while True:
-            log = self.table.table.log.events
+            log = self.emulated.model.log.events
             new = log[self._crowd_seen :]
             self._crowd_seen = len(log)
             for event in new:
                 if isinstance(event, BetSent):
                     self.env.process(self._deliver(event))
-            yield self.env.timeout(SLICE_REAL if self.bench.realtime else SLICE_VIRTUAL)
+            yield self.env.timeout(SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S)
 
     def _deliver(self, event: BetSent) -> Generator[simpy.Event, Any, None]:
         yield self.env.timeout(max(event.arrives - self.env.now, 0.0))
@@ -280,7 +293,7 @@ class Rig:
     # ------------------------------------------------------------------ reading
     @property
     def truth(self) -> list[Event]:
-        return self.table.table.log.events
+        return self.emulated.model.log.events
 
     def current_round(self) -> str:
         return self.opened[-1] if self.opened else ""
@@ -304,7 +317,7 @@ class Rig:
         self.run_until(lambda: self.server_end(rid) is not None, f"the server to end round {rid}")
         # the server may end the round itself (cancel, void by lamp): then the table is cleared without a verdict
         with contextlib.suppress(BenchTimeout):
-            self.run_until(lambda: self.table_end(rid) is not None, "the table's verdict", timeout=0.5)
+            self.run_until(lambda: self.table_end(rid) is not None, "the table's verdict", timeout_s=0.5)
         end = self.server_end(rid)
         assert end is not None
         return end

@@ -2,7 +2,7 @@
 
 - ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench``,
   ``cert`` (a scenario's :class:`~harness.cert.steps.context.CertContext`; its rig is closed after the scenario),
-  ``players``, ``table`` (the running rig) and ``oracle`` (a callable returning the verdict so far).
+  ``players``, ``rig`` (the running rig) and ``oracle`` (a callable returning the verdict so far).
 - ``--tags EXPR``: run only scenarios whose tags match (``clause:SH-3 or gli:4.16``).
 - ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
 - Step definitions (``harness.cert.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
@@ -14,6 +14,7 @@ Works under xdist: workers send each scenario's tags in ``user_properties``; the
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import platform
@@ -79,13 +80,10 @@ def cert(bench: Bench) -> Iterator[CertContext]:
     try:
         yield context
     finally:
-        try:
+        with context.rig or contextlib.nullcontext():  # the rig (if built) is closed once its evidence is attached
             for name, body in context.evidence().items():
                 ALLURE.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
                 print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
-        finally:
-            if context.rig is not None:
-                context.rig.close()
 
 
 @pytest.fixture
@@ -95,7 +93,7 @@ def players(cert: CertContext) -> dict[str, int]:
 
 
 @pytest.fixture
-def table(cert: CertContext) -> Rig:
+def rig(cert: CertContext) -> Rig:
     """The running bench rig (emulated table, devices, server adapter), built on first use."""
     return cert.running()
 

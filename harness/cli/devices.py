@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
                 recorder.write_jsonl(out)
             with open(f"{args.trace}.txt", "w", encoding="utf-8") as out:
                 recorder.write_text(out)
-    ended = table.table.rounds_ended
+    ended = table.model.rounds_ended
     lag_ms = env.max_lag * 1000
     print(f"stopped after {env.now:.1f} s; {ended} rounds ended at the table; max lag {lag_ms:.1f} ms")
     return 0

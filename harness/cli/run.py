@@ -81,28 +81,29 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"cannot start bench {bench.name}: {exc}") from None
     progress = Progress(args.rounds, "rounds", force=sys.stderr.isatty())
     ends: Counter[str] = Counter()
-    try:
-        for done in range(1, args.rounds + 1):
-            rid = rig.open_round()
-            end = rig.play_to_end(rid)
-            ends[end.kind if end.kind == "settled" else f"{end.kind} {end.clause}"] += 1
-            progress.update(done)
-            if not progress.enabled:  # no terminal (CI logs): one line per round instead of the bar
-                print(f"round {done}/{args.rounds}: {end.kind} {end.faces or end.clause}", file=sys.stderr, flush=True)
-        rig.run_for(0.2)  # let the last acknowledgements travel
-        progress.close()
-        verdict = rig.verdict()
-        sent = [s.reply for s in rig.sent]
-        accepted = [r for r in sent if r.accepted]
-        staked = sum(r.stake for r in accepted)
-        refused = Counter(r.code for r in sent if not r.accepted)
-        returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
-    except (AdapterError, BenchTimeout) as exc:
-        progress.close()
-        print(f"xocdia-hil run: stopped: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        rig.close()
+    with rig:
+        try:
+            for done in range(1, args.rounds + 1):
+                rid = rig.open_round()
+                end = rig.play_to_end(rid)
+                ends[end.kind if end.kind == "settled" else f"{end.kind} {end.clause}"] += 1
+                progress.update(done)
+                if not progress.enabled:  # no terminal (CI logs): one line per round instead of the bar
+                    print(
+                        f"round {done}/{args.rounds}: {end.kind} {end.faces or end.clause}", file=sys.stderr, flush=True
+                    )
+            rig.run_for(0.2)  # let the last acknowledgements travel
+            progress.close()
+            verdict = rig.verdict()
+            sent = [s.reply for s in rig.sent]
+            accepted = [r for r in sent if r.accepted]
+            staked = sum(r.stake for r in accepted)
+            refused = Counter(r.code for r in sent if not r.accepted)
+            returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
+        except (AdapterError, BenchTimeout) as exc:
+            progress.close()
+            print(f"xocdia-hil run: stopped: {exc}", file=sys.stderr)
+            return 1
     print(f"rounds: {args.rounds} ({', '.join(f'{k}: {v}' for k, v in sorted(ends.items()))})")
     print(f"bets: {len(sent)} sent, {len(accepted)} accepted" + (f", refused {dict(refused)}" if refused else ""))
     print(f"staked {format_money(staked)}, returned {format_money(returned)}")

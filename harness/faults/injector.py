@@ -25,7 +25,7 @@ from typing import Any
 import simpy
 
 from harness.bench.config import Bench
-from harness.bench.rig import SLICE_REAL, SLICE_VIRTUAL, BenchTimeout, Rig
+from harness.bench.rig import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchTimeout, Rig
 from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
 from harness.faults.links import PlayerLinks
@@ -63,12 +63,8 @@ def run_schedule(
     faults = plan(schedule, root)
     prepared = prepare_bench(bench, root, adapter, serial=any(f.kind in SERIAL_KINDS for f in faults))
     players = {p: schedule.balance for p in schedule.player_ids}
-    rig = Rig.build(prepared, players, script=table_script(faults), crowd=0, seed=root)
-    try:
-        run = _Run(rig, schedule, root, faults, progress)
-        return run.execute()
-    finally:
-        rig.close()
+    with Rig.build(prepared, players, script=table_script(faults), crowd=0, seed=root) as rig:
+        return _Run(rig, schedule, root, faults, progress).execute()
 
 
 class _Run:
@@ -110,7 +106,7 @@ class _Run:
         self.failed_probes = 0
         self.aborted = ""
         self.t0 = float(self.env.now)
-        self.slice = SLICE_REAL if rig.bench.realtime else SLICE_VIRTUAL
+        self.slice = SLICE_REAL_S if rig.bench.realtime else SLICE_VIRTUAL_S
 
     # ------------------------------------------------------------------ the run
     def execute(self) -> RunResult:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import simpy
 
-IDLE_WAIT = 0.1  # s to wait on fds when no event is scheduled at all
+IDLE_WAIT_S = 0.1  # s to wait on fds when no event is scheduled at all
 
 
 class SelectEnvironment(simpy.Environment):
@@ -65,7 +65,7 @@ class SelectEnvironment(simpy.Environment):
         """Wait (on fds) until the next event is due in wall time, then process it."""
         while not self.stopped:
             target = self.peek()
-            wait = IDLE_WAIT if math.isinf(target) else self.sim_to_wall(target) - self.clock()
+            wait = IDLE_WAIT_S if math.isinf(target) else self.sim_to_wall(target) - self.clock()
             if wait <= 0:
                 self.max_lag = max(self.max_lag, -wait)
                 break

@@ -75,8 +75,8 @@ class TracingTransport(Relay):
         self.recorder = recorder
         self.port = port or inner.name
 
-    def read(self, timeout: float = 0.0) -> bytes:
-        data = self.inner.read(timeout)
+    def read(self, timeout_s: float = 0.0) -> bytes:
+        data = self.inner.read(timeout_s)
         self.recorder.record(self.port, "rx", data)
         return data
 

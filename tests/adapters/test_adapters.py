@@ -54,7 +54,7 @@ def test_load_adapter_builds_the_named_class() -> None:
 def test_http_adapter_on_a_real_server_process(tmp_path: Path) -> None:
     adapter = HttpAdapter({})
     adapter.start(_setup(tmp_path))
-    try:
+    with adapter:
         with pytest.raises(AdapterError, match="not_connected"):
             adapter.place_bet("alice", "a-1", "big", 100)
         adapter.connect("alice")
@@ -84,8 +84,6 @@ def test_http_adapter_on_a_real_server_process(tmp_path: Path) -> None:
         adapter.disconnect("alice")
         with pytest.raises(AdapterError, match="not_connected"):
             adapter.place_bet("alice", "a-3", "big", 100)
-    finally:
-        adapter.stop()
     adapter.stop()  # idempotent
 
 
@@ -167,7 +165,7 @@ def test_http_kill_and_restart_on_the_same_database(tmp_path: Path) -> None:
     adapter.restart_server()  # never killed: nothing to restart
     assert not adapter.server_up
     adapter.start(_setup(tmp_path))
-    try:
+    with adapter:
         host, port = adapter.address
         assert adapter.server_up and port > 0 and adapter.player_address("alice") == (host, port)
         adapter.connect("alice")
@@ -192,7 +190,5 @@ def test_http_kill_and_restart_on_the_same_database(tmp_path: Path) -> None:
         assert adapter.address == address
         adapter.connect("alice")
         assert adapter.place_bet("alice", "a-3", "big", 100).code == "betting_closed"  # no round open
-    finally:
-        adapter.stop()
     assert not adapter.server_up
     adapter.stop()  # idempotent

@@ -31,8 +31,7 @@ def test_a_bad_adapter_path_is_named() -> None:
 
 
 def test_rounds_are_numbered_in_the_order_the_server_opens_them() -> None:
-    rig = Rig.build(load_bench("in-process"), {"alice": 1_000}, [{"round": 2, "faces": "r r r r"}])
-    try:
+    with Rig.build(load_bench("in-process"), {"alice": 1_000}, [{"round": 2, "faces": "r r r r"}]) as rig:
         first = rig.open_round()
         rig.play_to_end(first)
         second = rig.open_round()
@@ -41,5 +40,11 @@ def test_rounds_are_numbered_in_the_order_the_server_opens_them() -> None:
         assert (end.kind, end.faces) == ("settled", "RRRR")  # the script for "round 2" hit the second round
         with pytest.raises(KeyError, match="round 3 has not been opened"):
             rig.round_id(3)
-    finally:
-        rig.close()
+
+
+def test_a_rig_is_a_context_manager_that_closes_even_when_the_block_fails() -> None:
+    with pytest.raises(RuntimeError, match="boom"), Rig.build(load_bench("in-process"), {"alice": 100}) as rig:
+        assert rig.adapter.balance("alice") == 100
+        raise RuntimeError("boom")
+    assert not rig.workdir.exists()  # closed: the temp folder is gone, the device lines closed
+    assert not any(line.connected for line in rig.lines.values())

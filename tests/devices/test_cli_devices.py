@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.codec import BadFrame, FrameDecoder
 from harness.wire.trace import read_trace
 
 CLI = [sys.executable, "-m", "harness.cli", "devices"]
@@ -28,7 +28,7 @@ def test_devices_prints_paths_that_a_serial_reader_opens(tmp_path: Path) -> None
         with serial.Serial(paths["READER"], 115200, timeout=0.1) as port:
             decoder, types = FrameDecoder(), []
             for _ in range(30):  # 3 s at most
-                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, FrameError)]
+                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, BadFrame)]
                 if "RESULT" in types:
                     break
         assert "RESULT" in types  # the table runs rounds on its own and the camera reports them
@@ -127,7 +127,7 @@ def test_rfc2217_transport_serves_each_device_to_a_pyserial_rfc2217_client() -> 
         with serial.serial_for_url(urls["BOWL"], timeout=0.1) as port:
             decoder, types = FrameDecoder(), []
             for _ in range(20):
-                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, FrameError)]
+                types += [f.message.TYPE for f in decoder.feed(port.read(512)) if not isinstance(f, BadFrame)]
                 if "ON" in types:
                     break
         # the bowl's reports reach the client (its HELLO, sent at connect, may be flushed by the client's

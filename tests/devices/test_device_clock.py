@@ -90,28 +90,28 @@ def _heard(srv: DevServer, src: Source) -> list[tuple[object, int | None]]:
 def test_every_report_carries_the_device_clock_at_the_moment_of_the_fact() -> None:
     table, srv, wire = run()
     assert len(srv.ats) == len(srv.heard) and None not in srv.ats
-    lift = table.table.log.of(ev.BowlLifted)[0]
+    lift = table.model.log.of(ev.BowlLifted)[0]
     assert f"BOWL OFF touch=0 token=- round=1 at={_ms(lift.t)}*".encode() in wire  # round= then at=
-    facts = _facts(table.table.log)
+    facts = _facts(table.model.log)
     assert len(facts[Source.BOWL]) == 7 and any(m == "DROP" for m, _ in facts[Source.SHAKER])
     for src, expected in facts.items():
         assert _heard(srv, src) == expected, src
     # the reader and the console too: each frame's time is that of a ground-truth event of the run
-    times = {_ms(e.t) for e in table.table.log}
+    times = {_ms(e.t) for e in table.model.log}
     assert all(at in times for at in srv.ats)
     assert min(at for at in srv.ats if at is not None) >= 0
 
 
 def test_a_frame_delayed_by_a_lossy_line_keeps_the_time_of_the_lift_not_of_its_arrival() -> None:
     table, srv, _wire = run(FaultRates(drop=0.4))
-    facts = _facts(table.table.log)
+    facts = _facts(table.model.log)
     assert _heard(srv, Source.BOWL) == facts[Source.BOWL]  # nothing lost, every time that of the fact
     bowl = [(t, at) for (t, s, _m), at in zip(srv.heard, srv.ats, strict=True) if s is Source.BOWL]
     late = [(t, at) for t, at in bowl if at is not None and t - (POWER_UP + at / 1000) >= 0.2]
     assert late, "no frame was retransmitted: pick another fault seed"
     # the server's estimate (docs/protocol.md §7): offset = the smallest (arrival - at); it is never early
     offset = min(t - at / 1000 for t, at in bowl if at is not None)
-    lift = next(e for e in table.table.log.of(ev.BowlLifted) if e.round == 2)  # type: ignore[attr-defined]
+    lift = next(e for e in table.model.log.of(ev.BowlLifted) if e.round == 2)  # type: ignore[attr-defined]
     off_at = _ms(lift.t)
     assert off_at in [at for _t, at in bowl]
     assert lift.t - 1e-9 <= off_at / 1000 + offset <= lift.t + 0.01  # the line's smallest delay: one server tick
@@ -125,8 +125,8 @@ def test_event_times_can_be_turned_off_for_a_server_that_does_not_take_them() ->
 
 def test_the_early_lift_is_stamped_before_the_close_even_when_it_arrives_after() -> None:
     table, srv, _wire = run(FaultRates(latency=0.15))  # every bowl frame 150 ms late
-    close = next(e for e in table.table.log.of(ev.BettingClosed) if e.round == 2)  # type: ignore[attr-defined]
-    lift = next(e for e in table.table.log.of(ev.BowlLifted) if e.round == 2)  # type: ignore[attr-defined]
+    close = next(e for e in table.model.log.of(ev.BettingClosed) if e.round == 2)  # type: ignore[attr-defined]
+    lift = next(e for e in table.model.log.of(ev.BowlLifted) if e.round == 2)  # type: ignore[attr-defined]
     assert lift.t < close.t  # SH-4b at the table
     [(arrived, at)] = [
         (t, at)

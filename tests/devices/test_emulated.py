@@ -75,7 +75,7 @@ def run_table(faults: FaultRates | None = None) -> tuple[EmulatedTable, DevServe
 
 def test_every_rule_case_gives_the_documented_frames() -> None:
     table, srv, _ = run_table()
-    log = table.table.log
+    log = table.model.log
     assert not log.of(ev.Paused), "a random problem would change the expected frames: pick another seed"
     said = srv.said
     # 1: a normal round (GP-1..3)
@@ -115,8 +115,8 @@ def test_every_rule_case_gives_the_documented_frames() -> None:
 
 def test_server_lamp_commands_open_and_close_the_simulated_rounds() -> None:
     table, srv, _ = run_table()
-    opened = table.table.log.of(ev.RoundOpened)
-    closed = table.table.log.of(ev.BettingClosed)
+    opened = table.model.log.of(ev.RoundOpened)
+    closed = table.model.log.of(ev.BettingClosed)
     assert [e.round for e in opened] == list(range(1, ROUNDS + 1))  # type: ignore[attr-defined]
     assert [e.round for e in closed] == list(range(1, ROUNDS + 1))  # type: ignore[attr-defined]
     for event, sent in zip(opened, srv.opens, strict=True):
@@ -146,10 +146,10 @@ def test_heartbeats_off_for_campaigns_leave_only_reports_on_the_wire() -> None:
         env=env,
         server_lamp=False,
         require_ack=False,
-        heartbeat=float("inf"),
+        heartbeat_s=float("inf"),
         players=0,
     )
-    table.table.run(20)
+    table.model.run(20)
     wire = b"".join(p[1].read() for p in pipes.values())
     assert b" HB*" not in wire
     assert wire.count(b" RESULT ") >= 20

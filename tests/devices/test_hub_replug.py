@@ -10,7 +10,7 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.codec import BadFrame, FrameDecoder
 from harness.wire.protocol.link import LinkChanged, LinkEvent
 from harness.wire.protocol.messages import BowlOff, BowlOn, Frame, Hello, Message, Source
 from harness.wire.transports.pty import PtyPort
@@ -34,7 +34,7 @@ class Gateway:
                     body = b"1 0 SRV ACK of=%d" % f.seq
                     self.port.write(b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF)))
                 else:
-                    assert isinstance(f, FrameError)
+                    assert isinstance(f, BadFrame)
             if len(got) >= want:
                 hub.service(now + step * 0.01)
                 break

@@ -135,8 +135,8 @@ def test_rounds_run_in_real_time_against_a_pyserial_gateway(tmp_path: Path) -> N
         gateway.join(timeout=10)
         table.hub.close()
     assert gateway.error is None
-    assert [e.round for e in table.table.log.of(ev.RoundOpened)] == [1, 2]  # type: ignore[attr-defined]
-    truth = [e.faces for e in table.table.log.of(ev.Revealed)]  # type: ignore[attr-defined]
+    assert [e.round for e in table.model.log.of(ev.RoundOpened)] == [1, 2]  # type: ignore[attr-defined]
+    truth = [e.faces for e in table.model.log.of(ev.Revealed)]  # type: ignore[attr-defined]
     read = [m.faces for s, m in gateway.heard if s is Source.READER and isinstance(m, Result)]
     assert len(truth) >= 2 and read == truth
     assert table.hub.pending() == 0  # everything acknowledged over the real ports

@@ -22,14 +22,11 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def proxied() -> Iterator[FaultProxy]:
-    rig = Rig.build(prepare_bench(load_bench("local-hil"), 1), {"p1": 1000})
-    try:
+    with Rig.build(prepare_bench(load_bench("local-hil"), 1), {"p1": 1000}) as rig:
         assert isinstance(rig.adapter, FaultableHttpAdapter)
         proxy = rig.adapter.player_proxy("p1")
         assert proxy is not None
         yield proxy
-    finally:
-        rig.close()
 
 
 def _health(port: int, timeout: float = 5.0) -> int:

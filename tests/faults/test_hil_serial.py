@@ -57,11 +57,8 @@ def _frames(chunks: list[str]) -> list[str]:
 @pytest.fixture
 def rig() -> Iterator[Rig]:
     """The local HIL bench as a fault run with serial faults planned builds it, with one player."""
-    built = Rig.build(prepare_bench(load_bench("local-hil"), 1, serial=True), {"p1": 1000})
-    try:
+    with Rig.build(prepare_bench(load_bench("local-hil"), 1, serial=True), {"p1": 1000}) as built:
         yield built
-    finally:
-        built.close()
 
 
 def test_every_line_is_wrapped_and_a_quiet_wrapper_delivers_what_the_device_sent(rig: Rig) -> None:
@@ -103,6 +100,6 @@ def test_a_pulled_device_cable_is_silence_to_the_server_and_replugging_says_hell
             e["device"] == "reader" and e["dir"] == "rx" and " HELLO " in e["bytes"] for e in _server_trace(rig)[hello:]
         ),
         "the reader's HELLO at the server after the replug",
-        timeout=3.0,
+        timeout_s=3.0,
     )
     assert not [e for e in _server_trace(rig) if e["dir"] == "error"]  # never an I/O error on any line

@@ -136,9 +136,8 @@ def staging(tmp_path: Path) -> Iterator[Staging]:
 def test_an_attached_adapter_takes_the_server_as_up_and_cannot_kill_it(staging: Staging) -> None:
     bench = load_bench(staging.bench_file)
     assert InProcessAdapter({}).can_restart and HttpAdapter({"url": ""}).can_restart  # they own their server
-    rig = Rig.build(bench, {"p1": BALANCE, "p2": BALANCE})
-    adapter = rig.adapter
-    try:
+    with Rig.build(bench, {"p1": BALANCE, "p2": BALANCE}) as rig:
+        adapter = rig.adapter
         assert isinstance(adapter, HttpAdapter)
         assert adapter.server_up and not adapter.can_restart
         assert adapter.address == (staging.server.host, staging.server.port)
@@ -146,8 +145,6 @@ def test_an_attached_adapter_takes_the_server_as_up_and_cannot_kill_it(staging: 
         adapter.restart_server()
         assert adapter.server_up and staging.server.proc is not None and staging.server.proc.poll() is None
         assert adapter.balance("p1") == BALANCE  # the same server still answers
-    finally:
-        rig.close()
     assert not adapter.server_up  # stopped: no longer taken as up
 
 

@@ -9,7 +9,7 @@ import pytest
 from gameserver.device_clock import DeviceClock
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import timed_report, to_report
-from gameserver.protocol import DecodeError, Frame, crc16, encode, parse
+from gameserver.protocol import BadFrame, Frame, crc16, encode, parse
 
 OFF = (("touch", "0"), ("token", "-"))
 
@@ -59,7 +59,7 @@ def test_a_malformed_device_time_is_nak_field(tail: bytes) -> None:
     body = b"1 9 BOWL OFF touch=0 token=-" + tail
     raw = b"$" + body + b"*" + f"{crc16(body):04X}".encode() + b"\r\n"
     result = parse(raw)
-    assert isinstance(result, DecodeError) and (result.kind, result.nak, result.seq) == ("field", "field", 9)
+    assert isinstance(result, BadFrame) and (result.kind, result.nak, result.seq) == ("field", "field", 9)
 
 
 def test_only_device_data_messages_carry_a_device_time() -> None:

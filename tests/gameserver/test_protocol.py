@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from gameserver.protocol import DecodeError, Decoder, Frame, crc16, encode, parse
+from gameserver.protocol import BadFrame, Decoder, Frame, crc16, encode, parse
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol"
 
@@ -41,7 +41,7 @@ def test_golden_frames_encode_byte_for_byte(case: dict[str, Any]) -> None:
 @pytest.mark.parametrize("case", INVALID, ids=[c["name"] for c in INVALID])
 def test_invalid_frames_are_refused_with_the_owed_nak(case: dict[str, Any]) -> None:
     result = parse(case["frame"].encode("ascii"))
-    assert isinstance(result, DecodeError)
+    assert isinstance(result, BadFrame)
     assert (result.kind, result.nak) == (case["error"], case["nak"])
 
 

@@ -7,7 +7,7 @@ import binascii
 
 import pytest
 
-from harness.wire.protocol.codec import EncodeError, ErrorReason, FrameError, encode, parse_frame
+from harness.wire.protocol.codec import BadFrame, EncodeError, ErrorReason, encode, parse_frame
 from harness.wire.protocol.link import Link, Received
 from harness.wire.protocol.messages import (
     TAGGABLE,
@@ -86,7 +86,7 @@ def test_the_longest_device_frame_with_both_optional_fields_fits_in_128_bytes() 
 )
 def test_a_bad_event_time_is_refused_with_a_field_nak_naming_it(body: bytes, detail: str) -> None:
     error = parse_frame(_frame(body))
-    assert isinstance(error, FrameError)
+    assert isinstance(error, BadFrame)
     assert (error.reason, error.nak) == (ErrorReason.FIELD, NakReason.FIELD)
     assert detail in error.detail, error.detail
 

@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.codec import EncodeError, FrameDecoder, FrameError, encode
+from harness.wire.protocol.codec import BadFrame, EncodeError, FrameDecoder, encode
 from harness.wire.protocol.messages import BowlOff, Drop, DropItem, Frame, Result, Source
 from tests.protocol.proto_strategies import frames
 
 FAST = settings(max_examples=150, deadline=None)
 
 
-def frames_in(results: list[Frame | FrameError]) -> list[Frame]:
+def frames_in(results: list[Frame | BadFrame]) -> list[Frame]:
     return [r for r in results if isinstance(r, Frame)]
 
 
@@ -41,7 +41,7 @@ def test_a_stream_in_any_slicing_gives_its_frames_in_order(sent: list[Frame], da
     stream = b"".join(encode(f) for f in sent)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
     decoder = FrameDecoder()
-    got: list[Frame | FrameError] = []
+    got: list[Frame | BadFrame] = []
     for a, b in zip([0, *cuts], [*cuts, len(stream)], strict=True):
         got += decoder.feed(stream[a:b])
     assert got == sent
@@ -53,7 +53,7 @@ def test_arbitrary_bytes_never_crash_and_never_make_a_frame(noise: bytes) -> Non
     decoder = FrameDecoder()
     out = decoder.feed(noise) + decoder.feed(b"\r\n")
     assert frames_in(out) == []
-    assert all(isinstance(r, FrameError) for r in out)
+    assert all(isinstance(r, BadFrame) for r in out)
 
 
 garbage_without_start = st.binary(max_size=40).map(lambda b: b.replace(b"$", b""))
@@ -96,7 +96,7 @@ def test_truncated_frame_followed_by_a_good_one_reports_the_cut(frame: Frame, ke
     cut = raw[: min(keep, len(raw) - 1)]
     out = FrameDecoder().feed(cut + raw)
     assert frames_in(out) == [frame]
-    assert isinstance(out[0], FrameError)
+    assert isinstance(out[0], BadFrame)
     assert out[0].reason == "truncated"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.wire.protocol.codec import EncodeError, ErrorReason, FrameDecoder, FrameError, crc16, encode, parse_frame
+from harness.wire.protocol.codec import BadFrame, EncodeError, ErrorReason, FrameDecoder, crc16, encode, parse_frame
 from harness.wire.protocol.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,7 +78,7 @@ def test_invalid_frame_is_refused_with_the_documented_reason(vector: dict[str, A
     out = FrameDecoder().feed(vector["frame"].encode("ascii"))
     assert len(out) == 1
     error = out[0]
-    assert isinstance(error, FrameError)
+    assert isinstance(error, BadFrame)
     assert error.reason == ErrorReason(vector["error"])
     assert error.nak == vector["nak"]
 
@@ -92,7 +92,7 @@ def _merge_garbage(items: list[dict[str, str]]) -> list[dict[str, str]]:
     return out
 
 
-def _as_records(results: list[Frame | FrameError]) -> list[dict[str, str]]:
+def _as_records(results: list[Frame | BadFrame]) -> list[dict[str, str]]:
     return [{"frame": encode(r).decode()} if isinstance(r, Frame) else {"error": r.reason.value} for r in results]
 
 
@@ -101,7 +101,7 @@ def test_stream_vector_gives_the_documented_frames_and_errors_in_any_slicing(chu
     data = (FIXTURES / "stream.bin").read_bytes()
     expected = _load("stream.jsonl")
     decoder = FrameDecoder()
-    got: list[Frame | FrameError] = []
+    got: list[Frame | BadFrame] = []
     for i in range(0, len(data), chunk):
         got += decoder.feed(data[i : i + chunk])
     assert _merge_garbage(_as_records(got)) == expected

@@ -227,7 +227,7 @@ def test_any_pattern_of_lost_and_doubled_writes_delivers_each_message_once_in_or
 
 
 def test_heartbeats_can_be_turned_off_for_virtual_time_campaigns() -> None:
-    dev = Link(Source.BOWL, Hello("BOWL-0001", 1, "t"), heartbeat=float("inf"), silence=float("inf"))
+    dev = Link(Source.BOWL, Hello("BOWL-0001", 1, "t"), heartbeat_s=float("inf"), silence_s=float("inf"))
     dev.open(0.0)
     dev.receive(b"$1 0 SRV ACK of=1*C448\r\n", 0.0)
     dev.take_output()

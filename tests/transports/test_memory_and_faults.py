@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.codec import ErrorReason, FrameDecoder, FrameError, encode
+from harness.wire.protocol.codec import BadFrame, ErrorReason, FrameDecoder, encode
 from harness.wire.transports.base import TransportClosed
 from harness.wire.transports.faults import Fault, FaultRates, FaultyTransport
 from harness.wire.transports.memory import MemoryEnd, memory_pipe
@@ -32,7 +32,7 @@ def test_memory_pipe_carries_bytes_both_ways_and_across_threads() -> None:
     dev.write(A)
     assert srv.read() == A
     got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(dev.read(timeout=2.0)))
+    reader = threading.Thread(target=lambda: got.append(dev.read(timeout_s=2.0)))
     reader.start()
     srv.write(B)
     reader.join(timeout=5)
@@ -87,8 +87,8 @@ def test_bit_flip_is_caught_by_the_crc() -> None:
     assert len(data) == len(A) and data != A
     assert sum(bin(x ^ y).count("1") for x, y in zip(data, A, strict=True)) == 1
     out = FrameDecoder().feed(data + C)
-    assert [type(o) for o in out][-1] is not FrameError  # the next good frame still decodes
-    assert all(isinstance(o, FrameError) for o in out[:-1])
+    assert [type(o) for o in out][-1] is not BadFrame  # the next good frame still decodes
+    assert all(isinstance(o, BadFrame) for o in out[:-1])
     assert any(o.reason in (ErrorReason.CRC, ErrorReason.SYNTAX, ErrorReason.GARBAGE) for o in out[:-1])
 
 
@@ -128,7 +128,7 @@ def test_sliced_frame_arrives_in_pieces_that_still_decode() -> None:
     assert len(pieces) == 4 and b"".join(pieces) == A
     decoder = FrameDecoder()
     frames = [f for p in pieces for f in decoder.feed(p)]
-    assert len(frames) == 1 and not isinstance(frames[0], FrameError)
+    assert len(frames) == 1 and not isinstance(frames[0], BadFrame)
 
 
 def test_random_faults_are_reproducible_from_the_seed() -> None:
@@ -183,9 +183,9 @@ def test_faults_never_invent_a_frame_and_only_flips_corrupt_one(
         clock.now = due
     decoder = FrameDecoder()
     out = decoder.feed(srv.read())
-    good = [encode(f) for f in out if not isinstance(f, FrameError)]
+    good = [encode(f) for f in out if not isinstance(f, BadFrame)]
     assert all(g in (A, B, C) for g in good)
-    errors = [e for e in out if isinstance(e, FrameError)]
+    errors = [e for e in out if isinstance(e, BadFrame)]
     if flip == 0.0:
         assert errors == []
     assert len(good) <= 2 * len(sent)

@@ -11,7 +11,7 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.codec import BadFrame, FrameDecoder
 from harness.wire.protocol.link import Delivered, LinkEvent
 from harness.wire.protocol.messages import BowlOn, Frame, Hello, Source
 from harness.wire.transports.netserver import SerialServer
@@ -57,7 +57,7 @@ def read_frames(port: serial.Serial, count: int) -> list[Frame]:
     decoder, frames = FrameDecoder(), []
     deadline = time.monotonic() + 5.0
     while len(frames) < count and time.monotonic() < deadline:
-        frames += [f for f in decoder.feed(port.read(256)) if not isinstance(f, FrameError)]
+        frames += [f for f in decoder.feed(port.read(256)) if not isinstance(f, BadFrame)]
     return frames
 
 

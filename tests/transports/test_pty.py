@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.wire.protocol.codec import FrameDecoder, FrameError
+from harness.wire.protocol.codec import BadFrame, FrameDecoder
 from harness.wire.protocol.messages import Frame
 from harness.wire.transports.pty import PtyPort
 from harness.wire.transports.url import SerialUrl
@@ -21,7 +21,7 @@ def read_frames(port: serial.Serial, count: int, limit: int = 200) -> list[Frame
     """Read until ``count`` frames decoded or ``limit`` timed-out reads (each bounded by port.timeout)."""
     decoder, frames = FrameDecoder(), []
     for _ in range(limit):
-        frames += [f for f in decoder.feed(port.read(256)) if not isinstance(f, FrameError)]
+        frames += [f for f in decoder.feed(port.read(256)) if not isinstance(f, BadFrame)]
         if len(frames) >= count:
             break
     return frames
@@ -40,7 +40,7 @@ def test_device_frames_reach_a_pyserial_reader_in_another_thread(tmp_path: Path)
             reader.join(timeout=10)
             assert [f.message.TYPE for f in got] == ["HELLO", "ON"]
             port.write(b"$1 0 SRV ACK of=1*C448\r\n")
-            assert dev.read(timeout=2.0) == b"$1 0 SRV ACK of=1*C448\r\n"
+            assert dev.read(timeout_s=2.0) == b"$1 0 SRV ACK of=1*C448\r\n"
 
 
 def test_raw_mode_no_echo_and_no_newline_translation(tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_raw_mode_no_echo_and_no_newline_translation(tmp_path: Path) -> None:
         port.write(b"a\nb\r\n")
         data = b""
         for _ in range(40):
-            data += dev.read(timeout=0.05)
+            data += dev.read(timeout_s=0.05)
             if len(data) >= 5:
                 break
         assert data == b"a\nb\r\n"
@@ -85,12 +85,12 @@ def test_serial_url_transport_opens_a_pty_path_like_a_uart(tmp_path: Path) -> No
             dev.write(ON)
             data = b""
             for _ in range(40):
-                data += url.read(timeout=0.05)
+                data += url.read(timeout_s=0.05)
                 if data.endswith(b"\n"):
                     break
             assert data == ON
             url.write(b"$1 0 SRV ACK of=2*" + b"0000\r\n")
-            assert dev.read(timeout=2.0).startswith(b"$1 0 SRV ACK of=2*")
+            assert dev.read(timeout_s=2.0).startswith(b"$1 0 SRV ACK of=2*")
             assert url.fds()  # a real fd: usable in a selector
         finally:
             url.close()

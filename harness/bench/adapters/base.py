@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import simpy
 
@@ -56,6 +56,7 @@ class GameServerAdapter(ABC):
     single thread only; every call returns within the bench's step timeout or raises :class:`AdapterError`.
 
     Construction takes the bench file's ``server.options`` mapping (plus ``url``/``command`` from the bench).
+    An adapter is a context manager: ``with adapter:`` calls :meth:`stop` on the way out (start it inside).
     """
 
     #: True when :attr:`RoundEvent.at` is the bench's simulation time (a server running on the bench's own SimPy
@@ -65,6 +66,12 @@ class GameServerAdapter(ABC):
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = dict(options)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
 
     @abstractmethod
     def start(self, setup: ServerSetup) -> None:

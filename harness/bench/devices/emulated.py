@@ -18,7 +18,7 @@ import simpy
 from harness.bench.devices.hub import DeviceHub, EventHandler
 from harness.bench.devices.lamp import LampDriver
 from harness.bench.devices.translate import EventTranslator
-from harness.wire.protocol.link import HEARTBEAT
+from harness.wire.protocol.link import HEARTBEAT_S
 from harness.wire.protocol.messages import Message, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
@@ -43,7 +43,7 @@ class EmulatedTable:
         script: forced incidents (see :mod:`simulator.script`).
         on_event: called with every link event of every device.
         keep_reports: keep every (time, device, message) handed to the devices in :attr:`reports`.
-        heartbeat: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
+        heartbeat_s: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
         round_tags: True (default) to tag every device report with the server's id of the round the table
             was playing when the device saw it (docs/protocol.md §6, "Round tag"); False for a server that
             does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands).
@@ -55,6 +55,10 @@ class EmulatedTable:
     Raises:
         ValueError: event times on a real-time environment whose factor is not 1 (the device clock would drift
             against the wall clock the server measures arrivals with).
+
+    Attributes:
+        model: the simulator's :class:`~simulator.table.Table` (its ``log`` is the ground truth).
+        hub: the :class:`~harness.bench.devices.hub.DeviceHub` serving the five device lines.
     """
 
     def __init__(
@@ -70,7 +74,7 @@ class EmulatedTable:
         script: Script | None = None,
         on_event: EventHandler | None = None,
         keep_reports: bool = False,
-        heartbeat: float = HEARTBEAT,
+        heartbeat_s: float = HEARTBEAT_S,
         round_tags: bool = True,
         event_times: bool = True,
     ) -> None:
@@ -91,9 +95,9 @@ class EmulatedTable:
             on_command=self._command,
             on_event=on_event,
             require_ack=require_ack,
-            heartbeat=heartbeat,
+            heartbeat_s=heartbeat_s,
         )
-        self.table = Table(
+        self.model = Table(
             profile,
             seed,
             env=self.env,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from harness.bench.devices.lamp import LAMP_COMMANDS
-from harness.wire.protocol.link import HEARTBEAT, Link, LinkEvent, Received
+from harness.wire.protocol.link import HEARTBEAT_S, Link, LinkEvent, Received
 from harness.wire.protocol.messages import DEVICES, Hello, Message, Source
 from harness.wire.transports.base import Transport, TransportClosed
 
@@ -42,7 +42,7 @@ class DeviceHub:
         on_event: called with every link event (for logs, traces and tests).
         require_ack: False to fire and forget (a person watching with a terminal acknowledges nothing).
         unit: identity suffix in HELLO (``BOWL-<unit>``).
-        heartbeat: seconds of quiet before a device sends HB (``math.inf``: never, e.g. for long virtual-time
+        heartbeat_s: seconds of quiet before a device sends HB (``math.inf``: never, e.g. for long virtual-time
             campaigns where heartbeats would only cost time).
     """
 
@@ -54,7 +54,7 @@ class DeviceHub:
         on_event: EventHandler | None = None,
         require_ack: bool = True,
         unit: str = "0001",
-        heartbeat: float = HEARTBEAT,
+        heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
         unknown = [s for s in transports if s not in DEVICES]
         if unknown:
@@ -65,7 +65,7 @@ class DeviceHub:
         for src, transport in transports.items():
             accepts = LAMP_COMMANDS if src is Source.LAMP else frozenset()
             hello = Hello(f"{src.value}-{unit}", 1, FIRMWARE)
-            link = Link(src, hello, accepts, require_ack=require_ack, heartbeat=heartbeat)
+            link = Link(src, hello, accepts, require_ack=require_ack, heartbeat_s=heartbeat_s)
             self.ports[src] = DevicePort(src, transport, link)
 
     def start(self, now: float) -> None:

@@ -6,7 +6,7 @@ checked and converted by :mod:`harness.wire.protocol.fields`.
 
 :func:`encode` refuses (raises :class:`EncodeError`) a frame that breaks the protocol, so a bad
 frame never leaves the bench by accident. :class:`FrameDecoder` never raises on input: it resynchronises
-on ``$``, reports every corrupt, truncated or invalid frame as a :class:`FrameError`, and returns a
+on ``$``, reports every corrupt, truncated or invalid frame as a :class:`BadFrame`, and returns a
 :class:`Frame` only for a frame that passed every check.
 """
 
@@ -43,10 +43,10 @@ __all__ = [
     "MAX_FRAME",
     "MAX_SEQ",
     "NAK_FOR",
+    "BadFrame",
     "EncodeError",
     "ErrorReason",
     "FrameDecoder",
-    "FrameError",
     "crc16",
     "encode",
     "encode_body",
@@ -90,8 +90,9 @@ NAK_FOR: dict[ErrorReason, NakReason] = {
 
 
 @dataclass(frozen=True, slots=True)
-class FrameError:
-    """Bytes that were not accepted; ``seq``/``src`` set when the CRC was good (it may be NAKed)."""
+class BadFrame:
+    """Bytes that were not accepted (a record the decoder returns, never raises); ``seq``/``src`` set when the CRC
+    was good (it may be NAKed)."""
 
     reason: ErrorReason
     raw: bytes
@@ -161,52 +162,52 @@ def encode(frame: Frame) -> bytes:
 # --- decoding -------------------------------------------------------------------------------------
 
 
-def parse_frame(raw: bytes) -> Frame | FrameError:
+def parse_frame(raw: bytes) -> Frame | BadFrame:
     """Check and decode one complete frame (``$`` .. ``\\r\\n``). Never raises."""
     if len(raw) > MAX_FRAME:
-        return FrameError(ErrorReason.TOO_LONG, raw, f"{len(raw)} bytes, the limit is {MAX_FRAME}")
+        return BadFrame(ErrorReason.TOO_LONG, raw, f"{len(raw)} bytes, the limit is {MAX_FRAME}")
     if len(raw) < 9 or raw[0:1] != b"$" or raw[-2:] != b"\r\n" or raw[-7:-6] != b"*" or not _HEX4.match(raw[-6:-2]):
-        return FrameError(ErrorReason.SYNTAX, raw, "frame must be $BODY*XXXX\\r\\n (XXXX upper-case hex)")
+        return BadFrame(ErrorReason.SYNTAX, raw, "frame must be $BODY*XXXX\\r\\n (XXXX upper-case hex)")
     body = raw[1:-7]
     want = int(raw[-6:-2], 16)
     got = crc16(body)
     if want != got:
-        return FrameError(ErrorReason.CRC, raw, f"crc {want:04X} in frame, {got:04X} computed")
+        return BadFrame(ErrorReason.CRC, raw, f"crc {want:04X} in frame, {got:04X} computed")
     try:
         text = body.decode("ascii")
     except UnicodeDecodeError:
-        return FrameError(ErrorReason.SYNTAX, raw, "body is not ASCII")
+        return BadFrame(ErrorReason.SYNTAX, raw, "body is not ASCII")
     parts = text.split(" ")
     if len(parts) < 4 or "" in parts or not _UINT.match(parts[0]) or not _UINT.match(parts[1]):
-        return FrameError(ErrorReason.SYNTAX, raw, "must be 'VER SEQ SRC TYPE' then fields, one space apart")
+        return BadFrame(ErrorReason.SYNTAX, raw, "must be 'VER SEQ SRC TYPE' then fields, one space apart")
     seq = int(parts[1])
     try:
         src = Source(parts[2])
     except ValueError:
         src = None
     if int(parts[0]) != PROTOCOL_VERSION:
-        return FrameError(ErrorReason.VERSION, raw, f"version {parts[0]}, this end speaks 1", seq, src)
+        return BadFrame(ErrorReason.VERSION, raw, f"version {parts[0]}, this end speaks 1", seq, src)
     if seq > MAX_SEQ:
-        return FrameError(ErrorReason.SYNTAX, raw, f"seq {seq} above {MAX_SEQ}")
+        return BadFrame(ErrorReason.SYNTAX, raw, f"seq {seq} above {MAX_SEQ}")
     if src is None:
-        return FrameError(ErrorReason.TYPE, raw, f"unknown src {parts[2]!r}", seq, None)
+        return BadFrame(ErrorReason.TYPE, raw, f"unknown src {parts[2]!r}", seq, None)
     cls = CATALOGUE.get((src, parts[3]))
     if cls is None:
-        return FrameError(ErrorReason.TYPE, raw, f"{src!s} does not send {parts[3]!r}", seq, src)
+        return BadFrame(ErrorReason.TYPE, raw, f"{src!s} does not send {parts[3]!r}", seq, src)
     if (seq == 0) != cls.CONTROL:
         what = "0 for a control frame" if cls.CONTROL else "1..65535 for a data frame"
-        return FrameError(ErrorReason.SYNTAX, raw, f"{cls.TYPE}: seq must be {what}, got {seq}", seq, src)
+        return BadFrame(ErrorReason.SYNTAX, raw, f"{cls.TYPE}: seq must be {what}, got {seq}", seq, src)
     layout = LAYOUT[cls]
     given = parts[4:]
     try:
         tag, at = trailing(cls, given[len(layout) :])
     except FieldError as exc:
-        return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
+        return BadFrame(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
     if tag is not None or at is not None:
         del given[len(layout) :]
     if len(given) != len(layout):
         names = " ".join(n for n, _ in layout) or "no fields"
-        return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src)
+        return BadFrame(ErrorReason.FIELD, raw, f"{cls.TYPE} takes {names}; got {len(given)} fields", seq, src)
     values: dict[str, Any] = {}
     try:
         for (name, (_enc, dec)), item in zip(layout, given, strict=True):
@@ -220,7 +221,7 @@ def parse_frame(raw: bytes) -> Frame | FrameError:
         msg = cls(**values)
         cross_check(msg)
     except FieldError as exc:
-        return FrameError(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
+        return BadFrame(ErrorReason.FIELD, raw, f"{cls.TYPE}: {exc}", seq, src)
     return Frame(seq=seq, src=src, message=msg, version=PROTOCOL_VERSION, round=tag, at=at)
 
 
@@ -228,7 +229,7 @@ class FrameDecoder:
     """A resynchronising stream decoder: feed it bytes in any slicing, get frames and errors in order.
 
     Guarantees: never raises on any input; returns a :class:`Frame` only for a complete frame that
-    passed every check of docs/protocol.md §8; every discarded byte is in some :class:`FrameError`.
+    passed every check of docs/protocol.md §8; every discarded byte is in some :class:`BadFrame`.
     """
 
     __slots__ = ("_buf", "_skipping")
@@ -237,11 +238,11 @@ class FrameDecoder:
         self._buf = bytearray()
         self._skipping = False  # discarding the rest of an over-long frame until the next '$'
 
-    def feed(self, data: bytes) -> list[Frame | FrameError]:
+    def feed(self, data: bytes) -> list[Frame | BadFrame]:
         """Consume ``data``; return the frames and errors completed by it, in stream order."""
         buf = self._buf
         buf += data
-        out: list[Frame | FrameError] = []
+        out: list[Frame | BadFrame] = []
         pos = 0
         end = len(buf)
         while pos < end:
@@ -249,7 +250,7 @@ class FrameDecoder:
                 start = buf.find(b"$", pos)
                 stop = end if start < 0 else start
                 if not self._skipping:
-                    out.append(FrameError(ErrorReason.GARBAGE, bytes(buf[pos:stop]), "bytes outside a frame"))
+                    out.append(BadFrame(ErrorReason.GARBAGE, bytes(buf[pos:stop]), "bytes outside a frame"))
                 pos = stop
                 if start >= 0:
                     self._skipping = False
@@ -258,7 +259,7 @@ class FrameDecoder:
             nl = buf.find(b"\n", pos + 1, pos + MAX_FRAME)
             nxt = buf.find(b"$", pos + 1, nl if nl >= 0 else pos + MAX_FRAME + 1)
             if nxt >= 0:
-                out.append(FrameError(ErrorReason.TRUNCATED, bytes(buf[pos:nxt]), "frame cut by a new '$'"))
+                out.append(BadFrame(ErrorReason.TRUNCATED, bytes(buf[pos:nxt]), "frame cut by a new '$'"))
                 pos = nxt
                 continue
             if nl >= 0:
@@ -266,9 +267,7 @@ class FrameDecoder:
                 pos = nl + 1
                 continue
             if end - pos > MAX_FRAME:
-                out.append(
-                    FrameError(ErrorReason.TOO_LONG, bytes(buf[pos : pos + MAX_FRAME]), "no end within 128 bytes")
-                )
+                out.append(BadFrame(ErrorReason.TOO_LONG, bytes(buf[pos : pos + MAX_FRAME]), "no end within 128 bytes"))
                 self._skipping = True
                 pos += MAX_FRAME
                 continue

@@ -3,7 +3,7 @@
 This module knows what each field of each message may hold; it knows nothing of frames (version, seq, src,
 CRC, length), which are :mod:`harness.wire.protocol.codec`'s job. Every check here raises :class:`FieldError`
 with a message that says what is allowed and what was given; the frame layer prefixes the field name and
-the message type, and turns it into an ``EncodeError`` or a ``FrameError``.
+the message type, and turns it into an ``EncodeError`` or a ``BadFrame``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from harness.wire.protocol.codec import FrameDecoder, FrameError, encode
+from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
 from harness.wire.protocol.messages import (
     PROTOCOL_VERSION,
     Ack,
@@ -25,11 +25,11 @@ from harness.wire.protocol.messages import (
     Source,
 )
 
-RETRY_AFTER = 0.2
+RETRY_AFTER_S = 0.2
 RETRIES = 5
-SLOW_RETRY = 1.0
-HEARTBEAT = 1.0
-SILENCE = 3.0
+SLOW_RETRY_S = 1.0
+HEARTBEAT_S = 1.0
+SILENCE_S = 3.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,7 @@ class Received:
 class Rejected:
     """Bytes that were not a valid frame (reported, never acted on)."""
 
-    error: FrameError
+    error: BadFrame
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,21 +117,21 @@ class Link:
         accepts: frozenset[type[Message]] = frozenset(),
         *,
         require_ack: bool = True,
-        retry_after: float = RETRY_AFTER,
+        retry_after_s: float = RETRY_AFTER_S,
         retries: int = RETRIES,
-        slow_retry: float = SLOW_RETRY,
-        heartbeat: float = HEARTBEAT,
-        silence: float = SILENCE,
+        slow_retry_s: float = SLOW_RETRY_S,
+        heartbeat_s: float = HEARTBEAT_S,
+        silence_s: float = SILENCE_S,
     ) -> None:
         self.src = src
         self.hello = hello
         self.accepts = accepts | {Hello}
         self.require_ack = require_ack
-        self.retry_after = retry_after
+        self.retry_after_s = retry_after_s
         self.retries = retries
-        self.slow_retry = slow_retry
-        self.heartbeat = heartbeat
-        self.silence = silence
+        self.slow_retry_s = slow_retry_s
+        self.heartbeat_s = heartbeat_s
+        self.silence_s = silence_s
         self.decoder = FrameDecoder()
         self.queue: deque[Outgoing] = deque()
         self.inflight: _InFlight | None = None
@@ -197,7 +197,7 @@ class Link:
             raw = encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
             self._emit(raw, now)
             if self.require_ack:
-                self.inflight = _InFlight(seq, item, raw, now + self.retry_after)
+                self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s)
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""
@@ -209,7 +209,7 @@ class Link:
     def receive(self, data: bytes, now: float) -> list[LinkEvent]:
         """Consume bytes read from the port; returns what happened, in order (and queues ACK/NAK output)."""
         for item in self.decoder.feed(data):
-            if isinstance(item, FrameError):
+            if isinstance(item, BadFrame):
                 self._events.append(Rejected(item))
                 nak = item.nak
                 if nak is not None and item.seq is not None:
@@ -266,13 +266,13 @@ class Link:
             if flight.tries == self.retries + 1 and self.up:
                 self.up = False
                 self._events.append(LinkChanged(False, f"no ACK for seq {flight.seq} after {self.retries} retries"))
-            flight.due = now + (self.slow_retry if slow else self.retry_after)
+            flight.due = now + (self.slow_retry_s if slow else self.retry_after_s)
             self._emit(flight.raw, now)
         # compare with the same sums next_deadline() returns, so a poll at that deadline always acts
-        if self.up and now >= self._last_rx + self.silence:
+        if self.up and now >= self._last_rx + self.silence_s:
             self.up = False
-            self._events.append(LinkChanged(False, f"nothing received for {self.silence:g} s"))
-        if self.opened and now >= self._last_tx + self.heartbeat:
+            self._events.append(LinkChanged(False, f"nothing received for {self.silence_s:g} s"))
+        if self.opened and now >= self._last_tx + self.heartbeat_s:
             self._control(Heartbeat(), now)
         return self.take_events()
 
@@ -280,11 +280,11 @@ class Link:
         """The earliest time :meth:`poll` has work to do, or None when closed."""
         if not self.opened:
             return None
-        times = [self._last_tx + self.heartbeat]
+        times = [self._last_tx + self.heartbeat_s]
         if self.inflight is not None:
             times.append(self.inflight.due)
         if self.up:
-            times.append(self._last_rx + self.silence)
+            times.append(self._last_rx + self.silence_s)
         soonest = min(times)
         return None if math.isinf(soonest) else soonest
 

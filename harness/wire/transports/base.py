@@ -37,8 +37,8 @@ class Transport(ABC):
         return True
 
     @abstractmethod
-    def read(self, timeout: float = 0.0) -> bytes:
-        """Bytes available within ``timeout`` s (b"" if none). Raises TransportClosed when gone."""
+    def read(self, timeout_s: float = 0.0) -> bytes:
+        """Bytes available within ``timeout_s`` seconds (b"" if none). Raises TransportClosed when gone."""
 
     @abstractmethod
     def write(self, data: bytes) -> None:
@@ -83,8 +83,8 @@ class Relay(Transport):
     def connected(self) -> bool:
         return self.inner.connected
 
-    def read(self, timeout: float = 0.0) -> bytes:
-        return self.inner.read(timeout)
+    def read(self, timeout_s: float = 0.0) -> bytes:
+        return self.inner.read(timeout_s)
 
     def write(self, data: bytes) -> None:
         self.inner.write(data)

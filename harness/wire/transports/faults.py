@@ -187,11 +187,11 @@ class FaultyTransport(Transport):
     def fds(self) -> list[int]:
         return [] if self._unplugged else self.inner.fds()
 
-    def read(self, timeout: float = 0.0) -> bytes:
+    def read(self, timeout_s: float = 0.0) -> bytes:
         if self._unplugged:
             raise TransportClosed(f"{self.name}: unplugged")
         lane = self.lanes["rx"]
-        data = self.inner.read(timeout if not lane.out else 0.0)
+        data = self.inner.read(timeout_s if not lane.out else 0.0)
         now = self.clock()
         if data:
             lane.push(data, now)

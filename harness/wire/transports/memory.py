@@ -32,12 +32,12 @@ class MemoryEnd(Transport):
     def connected(self) -> bool:
         return self._plugged and not self._closed
 
-    def read(self, timeout: float = 0.0) -> bytes:
+    def read(self, timeout_s: float = 0.0) -> bytes:
         with self._cond:
             if not self.connected:
                 raise TransportClosed(f"{self.address}: unplugged")
-            if not self._buf and timeout > 0:
-                self._cond.wait_for(lambda: bool(self._buf) or not self.connected, timeout)
+            if not self._buf and timeout_s > 0:
+                self._cond.wait_for(lambda: bool(self._buf) or not self.connected, timeout_s)
             if not self.connected:
                 raise TransportClosed(f"{self.address}: unplugged")
             out = bytes(self._buf)

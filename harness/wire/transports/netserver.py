@@ -117,11 +117,11 @@ class SerialServer(Transport):
         self.client = None
         self.manager = None
 
-    def read(self, timeout: float = 0.0) -> bytes:
+    def read(self, timeout_s: float = 0.0) -> bytes:
         """Accept a waiting client and return the serial bytes it sent (telnet/RFC 2217 stripped)."""
         if self.listener.fileno() < 0:
             raise TransportClosed(f"{self.name}: closed")
-        ready, _, _ = select.select(self.fds(), [], [], max(timeout, 0.0))
+        ready, _, _ = select.select(self.fds(), [], [], max(timeout_s, 0.0))
         if self.listener.fileno() in ready:
             self._accept()
         client = self.client

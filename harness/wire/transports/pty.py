@@ -21,9 +21,9 @@ from harness.wire.transports.base import Transport, TransportClosed
 class PtyPort(Transport):
     """The device side of a pty pair."""
 
-    def __init__(self, name: str, link_dir: Path | None = None, write_timeout: float = 0.05) -> None:
+    def __init__(self, name: str, link_dir: Path | None = None, write_timeout_s: float = 0.05) -> None:
         self.name = name
-        self.write_timeout = write_timeout
+        self.write_timeout_s = write_timeout_s
         self.link = None if link_dir is None else Path(link_dir) / name
         self._master = -1
         self._slave = -1
@@ -55,10 +55,10 @@ class PtyPort(Transport):
     def fds(self) -> list[int]:
         return [self._master] if self._master >= 0 else []
 
-    def read(self, timeout: float = 0.0) -> bytes:
+    def read(self, timeout_s: float = 0.0) -> bytes:
         if self._master < 0:
             raise TransportClosed(f"{self.name}: unplugged")
-        ready, _, _ = select.select([self._master], [], [], max(timeout, 0.0))
+        ready, _, _ = select.select([self._master], [], [], max(timeout_s, 0.0))
         if not ready:
             return b""
         try:
@@ -69,7 +69,7 @@ class PtyPort(Transport):
             raise TransportClosed(f"{self.name}: {exc}") from exc
 
     def write(self, data: bytes) -> None:
-        """Write all of ``data``; while the line buffer is full, wait up to :attr:`write_timeout` s for the
+        """Write all of ``data``; while the line buffer is full, wait up to :attr:`write_timeout_s` s for the
         reader (back-pressure, like a UART's pace), then drop the rest (nobody is reading) into ``dropped``."""
         master = self._master
         if master < 0:
@@ -85,7 +85,7 @@ class PtyPort(Transport):
             try:
                 n = os.write(self._master, view)
             except BlockingIOError:
-                _, writable, _ = select.select([], [self._master], [], self.write_timeout)
+                _, writable, _ = select.select([], [self._master], [], self.write_timeout_s)
                 if not writable:
                     self.dropped += len(view)
                     return

@@ -42,11 +42,11 @@ class SerialUrl(Transport):
         except (OSError, AttributeError, ValueError, TypeError, serial.SerialException):
             return []
 
-    def read(self, timeout: float = 0.0) -> bytes:
+    def read(self, timeout_s: float = 0.0) -> bytes:
         if not self._open:
             raise TransportClosed(f"{self.name}: closed")
         try:
-            self.port.timeout = max(timeout, 0.0)
+            self.port.timeout = max(timeout_s, 0.0)
             first = self.port.read(1)
             if not first:
                 return b""
