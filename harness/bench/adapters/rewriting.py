@@ -58,7 +58,10 @@ _OWN = ("inner", "events", "replies", "records", "balance", "balance_follows_rec
 
 
 class RewritingAdapter(GameServerAdapter):
-    """Another adapter whose reports are rewritten by functions (see the module docstring).
+    """Another adapter (:attr:`inner`) whose reports are rewritten by functions on the way back: ``events`` (each
+    round event; None drops it), ``replies`` (each answer to a bet), ``records`` (each bet-record row; None drops
+    it), ``balance`` (each balance). Every other call passes through unchanged. With ``balance_follows_records``
+    (default) a balance moves by what the rewrite changed in the rows' ``returned``. Not ``Faultable``.
 
     Raises:
         ValueError: ``inner`` is missing or names no adapter, or a hook is neither callable nor a
