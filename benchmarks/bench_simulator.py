@@ -14,7 +14,8 @@ import time
 
 import simpy
 
-from simulator import Table, load_profile
+from harness.files import load_profile
+from simulator import Table
 
 
 def model_run(profile_name: str, rounds: int, players: int, seed: int) -> tuple[float, int, int]:

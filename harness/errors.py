@@ -1,13 +1,44 @@
-"""Every error the harness raises derives from :class:`XocdiaError`; bad input from a person or a file is an
-:class:`InputError` (also a ``ValueError``). The CLI catches the root once and prints the message."""
+"""The harness's errors. Every error the harness raises on purpose derives from :class:`XocdiaError`; bad input
+from a person or a file is an :class:`InputError` (also a ``ValueError``). The CLI catches the root once, at its
+boundary (:func:`harness.cli.main`), and prints the message as one line.
+
+The root and :class:`InputError` are defined in :mod:`simulator.errors` and re-exported here: the simulator's own
+errors (``ProfileError``, ``ScriptError``, ``DistributionError``) must share the root, and the simulator may not
+import the harness, so the root lives at the bottom of the dependency graph. The harness imports them from here.
+
+The tree (a domain error stays in its own module, deriving from the root)::
+
+    XocdiaError                                   simulator.errors
+    ├── InputError (also ValueError)              simulator.errors
+    │   ├── ProfileError, ScriptError             simulator.profile, simulator.script
+    │   ├── DistributionError                     simulator.distributions
+    │   ├── BenchError                            harness.bench.config
+    │   ├── ScheduleError                         harness.faults.schedule
+    │   ├── RecordError                           harness.stats.readers
+    │   ├── Refused                               here: a request refused on purpose (a safety rule)
+    │   │   └── InjectionRefused                  harness.faults.prepare
+    │   └── CliError                              harness.cli.common
+    ├── AdapterError                              here
+    ├── BenchTimeout (also AssertionError)        harness.bench.rig
+    └── EncodeError, FieldError (also ValueError) harness.wire.protocol.codec, harness.wire.protocol.fields
+"""
 
 from __future__ import annotations
 
+from simulator.errors import InputError, XocdiaError
 
-class AdapterError(Exception):
+__all__ = ["AdapterError", "InputError", "Refused", "XocdiaError"]
+
+
+class AdapterError(XocdiaError):
     """The server refused a request or could not be reached. ``code`` is the server's error code."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class Refused(InputError):
+    """A request the harness refuses on purpose (a safety rule, e.g. faults on a bench not marked as a fault
+    target); the CLI prints ``refused:`` before the message."""

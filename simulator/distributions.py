@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from simulator.errors import InputError
 from simulator.rng import Stream
 
 Floats = NDArray[np.float64]
@@ -147,7 +148,7 @@ class LogNormal:
 DIST_NAMES = ("fixed", "uniform", "exponential", "lognormal")
 
 
-class DistributionError(ValueError):
+class DistributionError(InputError):
     """A distribution spec that cannot be used; the message names the offending key."""
 
 

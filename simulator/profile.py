@@ -1,26 +1,24 @@
-"""Table profiles: timings, incident rates and players, loaded from YAML and validated field by field.
+"""Table profiles: timings, incident rates and players, validated field by field from a parsed YAML document.
 
-A profile is found by name in ``fixtures/profiles/NAME.yaml`` or given as a path. Every error names the dotted
-field and what is allowed, e.g. ``tokens.p_standing: must be a probability in [0, 1], got 1.5``. Unknown keys are
-errors too (a typo must not silently fall back to a default). See ``docs/profiles.md`` for every field.
+:func:`profile_from_mapping` builds a :class:`Profile` from an already-parsed mapping; the simulator reads no files.
+The harness reads them: :func:`harness.files.load_profile` finds a profile by name in ``fixtures/profiles/NAME.yaml``
+or by path. Every error names the dotted field and what is allowed, e.g. ``tokens.p_standing: must be a probability
+in [0, 1], got 1.5``. Unknown keys are errors too (a typo must not silently fall back to a default). See
+``docs/profiles.md`` for every field.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from simulator.bets import BetType
-from simulator.distributions import Distribution, DistributionError, parse_distribution
+from simulator.distributions import Distribution
+from simulator.errors import InputError
+from simulator.validate import Section
 
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
 
-
-class ProfileError(ValueError):
+class ProfileError(InputError):
     """A profile that cannot be used; the message names the file and the field."""
 
 
@@ -105,70 +103,9 @@ class Profile:
 STAKE_QUANTUM = 50  # every stake must be a multiple of this many minor units: then every payout is exact
 
 
-class _Section:
-    """Reads one mapping of a profile, remembering which keys were used so unknown keys can be reported."""
-
-    def __init__(self, data: Any, where: str) -> None:
-        if not isinstance(data, dict):
-            raise ProfileError(f"{where or 'profile'}: expected a mapping, got {type(data).__name__}")
-        self.data = data
-        self.where = where
-        self.used: set[str] = set()
-
-    def _path(self, key: str) -> str:
-        return f"{self.where}.{key}" if self.where else key
-
-    def raw(self, key: str) -> Any:
-        self.used.add(key)
-        if key not in self.data:
-            raise ProfileError(f"{self._path(key)}: missing (required)")
-        return self.data[key]
-
-    def section(self, key: str) -> _Section:
-        return _Section(self.raw(key), self._path(key))
-
-    def number(self, key: str, low: float = 0.0, high: float = math.inf) -> float:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ProfileError(f"{self._path(key)}: expected a number, got {value!r}")
-        if not low <= value <= high:
-            raise ProfileError(f"{self._path(key)}: must be in [{low}, {high}], got {value}")
-        return float(value)
-
-    def probability(self, key: str) -> float:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-            raise ProfileError(f"{self._path(key)}: must be a probability in [0, 1], got {value!r}")
-        return float(value)
-
-    def integer(self, key: str, low: int = 0, high: int = 10**9) -> int:
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ProfileError(f"{self._path(key)}: must be a whole number in [{low}, {high}], got {value!r}")
-        return value
-
-    def text(self, key: str) -> str:
-        value = self.raw(key)
-        if not isinstance(value, str):
-            raise ProfileError(f"{self._path(key)}: expected text, got {value!r}")
-        return value
-
-    def dist(self, key: str) -> Distribution:
-        try:
-            return parse_distribution(self.raw(key), self._path(key))
-        except DistributionError as exc:
-            raise ProfileError(str(exc)) from None
-
-    def done(self) -> None:
-        unknown = sorted(set(self.data) - self.used)
-        if unknown:
-            allowed = ", ".join(sorted(self.used))
-            raise ProfileError(f"{self._path(str(unknown[0]))}: unknown field; allowed here: {allowed}")
-
-
-def _weights(section: _Section, key: str) -> dict[Any, float]:
+def _weights(section: Section, key: str) -> dict[Any, float]:
     value = section.raw(key)
-    path = section._path(key)
+    path = section.path(key)
     if not isinstance(value, dict) or not value:
         raise ProfileError(f"{path}: expected a non-empty mapping of choice -> weight")
     for choice, weight in value.items():
@@ -179,18 +116,28 @@ def _weights(section: _Section, key: str) -> dict[Any, float]:
     return value
 
 
-def profile_from_mapping(data: Any) -> Profile:
+def profile_from_mapping(data: Any, source: str = "") -> Profile:
     """Validate a parsed profile document and build a :class:`Profile`.
 
     Raises:
-        ProfileError: the first invalid, missing or unknown field, named by its dotted path.
+        ProfileError: the first invalid, missing or unknown field, named by its dotted path (after ``source`` and
+            ``": "`` when ``source`` is given, e.g. ``profile fixtures/profiles/mine.yaml: tokens.p_red: ...``).
     """
-    root = _Section(data, "")
+    try:
+        return _profile(data)
+    except ProfileError as exc:
+        if not source:
+            raise
+        raise ProfileError(f"{source}: {exc}") from None
+
+
+def _profile(data: Any) -> Profile:
+    root = Section(data, "", ProfileError, name="profile")
     table_s = root.section("table")
     table = TableSettings(
         betting_period=table_s.number("betting_period", 0.001),
         round_gap=table_s.number("round_gap"),
-        max_reshakes=table_s.integer("max_reshakes", 0, 100),
+        max_reshakes=table_s.whole("max_reshakes", 0, 100),
         pause_timeout=table_s.number("pause_timeout", 0.001),
     )
     table_s.done()
@@ -232,7 +179,7 @@ def profile_from_mapping(data: Any) -> Profile:
     return profile
 
 
-def _p_red(section: _Section) -> tuple[float, float, float, float]:
+def _p_red(section: Section) -> tuple[float, float, float, float]:
     value = section.raw("p_red")
     values = [value] * 4 if isinstance(value, int | float) and not isinstance(value, bool) else value
     if not isinstance(values, list) or len(values) != 4:
@@ -243,7 +190,7 @@ def _p_red(section: _Section) -> tuple[float, float, float, float]:
     return (float(values[0]), float(values[1]), float(values[2]), float(values[3]))
 
 
-def _players(pl: _Section) -> PlayerSettings:
+def _players(pl: Section) -> PlayerSettings:
     per_round = _weights(pl, "bets_per_round")
     counts = sorted(per_round)
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in counts) or counts != list(
@@ -270,7 +217,7 @@ def _players(pl: _Section) -> PlayerSettings:
     network = NetworkSettings(net_s.dist("latency"), net_s.dist("up"), net_s.dist("down"))
     net_s.done()
     players = PlayerSettings(
-        count=pl.integer("count", 0, 1000),
+        count=pl.whole("count", 0, 1000),
         p_bet=pl.probability("p_bet"),
         bets_per_round=tuple(float(per_round[c]) for c in counts),
         bet_weights=tuple(bet_weights),
@@ -282,35 +229,3 @@ def _players(pl: _Section) -> PlayerSettings:
     )
     pl.done()
     return players
-
-
-def available_profiles() -> list[str]:
-    """Names of the profiles shipped in ``fixtures/profiles``."""
-    return sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
-
-
-def load_profile(name_or_path: str | Path) -> Profile:
-    """Load a profile by shipped name (``standard``) or by file path.
-
-    Raises:
-        ProfileError: no such profile or file, YAML that does not parse, or an invalid field (message names the
-            file and the field).
-    """
-    text = str(name_or_path)
-    path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.exists() or "/" in text):
-        path = PROFILE_DIR / f"{text}.yaml"
-        if not path.exists():
-            raise ProfileError(f"unknown profile {text!r}; shipped profiles: {', '.join(available_profiles())}")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ProfileError(f"profile file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"cannot read profile {path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"profile {path}: not valid YAML: {str(exc).splitlines()[0]}") from None
-    try:
-        return profile_from_mapping(data)
-    except ProfileError as exc:
-        raise ProfileError(f"profile {path}: {exc}") from None

@@ -26,18 +26,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-import yaml
-
+from simulator.errors import InputError
 from simulator.events import DropItem
 from simulator.incidents import IncidentSource, LiftFacts, Problem, RoundPlan, ShakeFacts
+from simulator.validate import Section
 
 _UNSET: Any = object()
 
 
-class ScriptError(ValueError):
+class ScriptError(InputError):
     """A script step that cannot be applied; the message names the step and field."""
 
 
@@ -102,45 +101,28 @@ def step_from_mapping(data: Any, where: str) -> ScriptStep:
     """
     if not isinstance(data, dict):
         raise ScriptError(f"{where}: expected a mapping, got {data!r}")
-    unknown = sorted(set(data) - set(_STEP_KEYS))
-    if unknown:
-        raise ScriptError(f"{where}.{unknown[0]}: unknown field; allowed: {', '.join(_STEP_KEYS)}")
-
-    def whole(key: str, default: int, low: int, high: int) -> int:
-        value = data.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise ScriptError(f"{where}.{key}: must be a whole number in [{low}, {high}], got {value!r}")
-        return value
-
-    def flag(key: str) -> bool | None:
-        value = data.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise ScriptError(f"{where}.{key}: must be true or false, got {value!r}")
-        return value
-
-    if "round" not in data:
-        raise ScriptError(f"{where}.round: missing (required)")
+    fields = Section(data, where, ScriptError, allowed=_STEP_KEYS)
     step = ScriptStep(
-        round=whole("round", 0, 1, 10**9),
-        shake=whole("shake", 1, 1, 1000),
-        lift=whole("lift", 1, 1, 1000),
-        overlap=flag("overlap"),
-        touch=flag("touch"),
-        touch_token=whole("touch_token", 0, 0, 3),
-        forget_shake=flag("forget_shake"),
-        early_lift=flag("early_lift"),
+        round=fields.whole("round", 1, 10**9),
+        shake=fields.whole("shake", 1, 1000, default=1),
+        lift=fields.whole("lift", 1, 1000, default=1),
+        overlap=fields.flag("overlap"),
+        touch=fields.flag("touch"),
+        touch_token=fields.whole("touch_token", 0, 3, default=0),
+        forget_shake=fields.flag("forget_shake"),
+        early_lift=fields.flag("early_lift"),
     )
     faces = None
     if "faces" in data:
         if not isinstance(data["faces"], str):
-            raise ScriptError(f"{where}.faces: expected text like 'r r w w', got {data['faces']!r}")
-        faces = parse_faces(data["faces"], f"{where}.faces")
+            raise fields.fail("faces", f"expected text like 'r r w w', got {data['faces']!r}")
+        faces = parse_faces(data["faces"], fields.path("faces"))
     if "standing" in data:
         standing = data["standing"]
         if not isinstance(standing, list) or not all(
             isinstance(i, int) and not isinstance(i, bool) and 0 <= i <= 3 for i in standing
         ):
-            raise ScriptError(f"{where}.standing: expected a list of token numbers 0-3, got {standing!r}")
+            raise fields.fail("standing", f"expected a list of token numbers 0-3, got {standing!r}")
         base = list(faces or "RWRW")
         for i in standing:
             base[i] = "S"
@@ -155,9 +137,9 @@ def step_from_mapping(data: Any, where: str) -> ScriptStep:
         elif isinstance(value, str) and value in {d.value for d in DropItem}:
             step = replace(step, drop=DropItem(value))
         else:
-            raise ScriptError(f"{where}.drop: must be one of {allowed}, got {value!r}")
+            raise fields.fail("drop", f"must be one of {allowed}, got {value!r}")
     if "problem" in data:
-        step = replace(step, problem=_problem(data["problem"], f"{where}.problem"))
+        step = replace(step, problem=_problem(data["problem"], fields.path("problem")))
     return step
 
 
@@ -190,20 +172,6 @@ class Script:
         if not isinstance(data, list):
             raise ScriptError(f"{source}: expected a list of steps, got {type(data).__name__}")
         return cls(step_from_mapping(item, f"{source}[{i}]") for i, item in enumerate(data))
-
-    @classmethod
-    def load(cls, path: str | Path) -> Script:
-        """Read a YAML script file. Raises :class:`ScriptError` for unreadable files and invalid steps."""
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ScriptError(f"cannot read script {path}: {exc.strerror}") from None
-        except yaml.YAMLError as exc:  # PyYAML's own text spans several lines: keep the problem and its place
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise ScriptError(f"cannot read script {path}: not valid YAML: {problem}{where}") from None
-        return cls.from_data(data, str(path))
 
     def for_round(self, round_no: int) -> list[ScriptStep]:
         return self._by_round.get(round_no, [])

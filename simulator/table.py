@@ -1,6 +1,6 @@
 """The table: assembles the SimPy world (lamp, dealer, players, problems) and keeps the round books.
 
-Typical use::
+Typical use (the harness reads the profile file: :func:`harness.files.load_profile`)::
 
     table = Table(load_profile("standard"), seed=7)
     table.run(rounds=1000)

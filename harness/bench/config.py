@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from harness.errors import InputError
+from harness.files import FIXTURES, Fields, parse_yaml, read_text, shipped_names
 from harness.wire.protocol.messages import DEVICES
 
-BENCH_DIR = Path(__file__).resolve().parents[2] / "fixtures" / "benches"
+BENCH_DIR = FIXTURES / "benches"
 SERVER_KINDS = ("in-process", "command", "url")
 TRANSPORTS = ("memory", "pty", "url")
 DEFAULT_ADAPTERS = {
@@ -25,7 +25,7 @@ DEFAULT_ADAPTERS = {
 }
 
 
-class BenchError(ValueError):
+class BenchError(InputError):
     """A bench file that cannot be used; the message names the file and the field."""
 
 
@@ -84,46 +84,13 @@ _TIMING_DEFAULTS = {
 }
 
 
-class _Check:
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, where: str, allowed: str, got: object) -> BenchError:
-        return BenchError(f"{self.source}: {where or 'the document'}: {allowed}; got {got!r}")
-
-    def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(where, "must be a mapping", value)
-        unknown = sorted(set(value) - set(keys))
-        if unknown:
-            raise self.fail(
-                f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0]
-            )
-        return value
-
-    def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:
-        if value not in allowed:
-            raise self.fail(where, f"must be one of {', '.join(allowed)}", value)
-        return str(value)
-
-    def number(self, value: object, where: str, low: float, high: float) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise self.fail(where, f"must be a number of seconds in [{low}, {high}]", value)
-        return float(value)
-
-    def whole(self, value: object, where: str, low: int, high: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(where, f"must be a whole number in [{low}, {high}]", value)
-        return value
-
-
 def parse_bench(raw: object, path: Path) -> Bench:
     """Validate a parsed bench document.
 
     Raises:
         BenchError: a missing, unknown or out-of-range field (the message names it and the allowed values).
     """
-    c = _Check(path.name)
+    c = Fields(path.name, BenchError)
     top = c.mapping(raw, "", _TOP)
     for key in ("server", "devices"):
         if key not in top:
@@ -154,17 +121,15 @@ def parse_bench(raw: object, path: Path) -> Bench:
         c.choice(name, "devices.urls", names)
     if transport == "url" and set(urls) != set(names):
         raise c.fail("devices.urls", f"must name a URL for every device ({', '.join(names)})", sorted(urls))
-    reader_latency = c.number(dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
+    reader_latency = _seconds(c, dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
     if kind == "in-process" and transport != "memory":
         raise c.fail("devices.transport", "must be memory when server.kind is in-process", transport)
     t = c.mapping(top.get("timing", {}), "timing", _TIMING)
-    values = {k: c.number(t.get(k, d), f"timing.{k}", 0.001, 3600.0) for k, d in _TIMING_DEFAULTS.items()}
+    values = {k: _seconds(c, t.get(k, d), f"timing.{k}", 0.001, 3600.0) for k, d in _TIMING_DEFAULTS.items()}
     profile = top.get("profile", "certification")
     if not isinstance(profile, str) or not profile:
         raise c.fail("profile", "must be a profile name or path", profile)
-    faults = top.get("faults_allowed", False)
-    if not isinstance(faults, bool):
-        raise c.fail("faults_allowed", "must be true or false", faults)
+    faults = c.flag(top.get("faults_allowed", False), "faults_allowed")
     name = top.get("name", path.stem)
     if not isinstance(name, str):
         raise c.fail("name", "must be text", name)
@@ -183,28 +148,21 @@ def parse_bench(raw: object, path: Path) -> Bench:
     )
 
 
+def _seconds(c: Fields, value: object, where: str, low: float, high: float) -> float:
+    return c.number(value, where, low, high, f"must be a number of seconds in [{low}, {high}]")
+
+
 def load_bench(path: str | Path) -> Bench:
     """Load a bench by path, or by shipped name (``in-process`` → ``fixtures/benches/in-process.yaml``).
 
     Raises:
-        BenchError: no such file, YAML that does not parse, or an invalid field.
+        BenchError: no such file (the message lists the shipped benches), YAML that does not parse, or an invalid
+            field.
     """
     p = Path(path)
     if not p.exists() and not str(path).endswith((".yaml", ".yml")):
         p = BENCH_DIR / f"{path}.yaml"
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        shipped = ", ".join(sorted(b.stem for b in BENCH_DIR.glob("*.yaml")))
-        raise BenchError(f"cannot read bench {path}: {exc.strerror}; shipped benches: {shipped}") from None
-    except yaml.YAMLError as exc:
-        raise BenchError(f"{p.name}: not valid YAML: {_yaml_problem(exc)}") from None
-    return parse_bench(raw, p)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return f"{problem}{where}"
+    text = read_text(
+        p, "bench", BenchError, shown=path, hint=lambda: f"; shipped benches: {', '.join(shipped_names(BENCH_DIR))}"
+    )
+    return parse_bench(parse_yaml(text, p.name, BenchError), p)

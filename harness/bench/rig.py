@@ -26,7 +26,8 @@ from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench
 from harness.bench.devices.emulated import EmulatedTable
 from harness.bench.devices.lamp import LampDriver
-from harness.errors import AdapterError
+from harness.errors import AdapterError, XocdiaError
+from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.records import BetReply, PlayerSpec, RoundEvent
 from harness.wire.protocol.messages import DEVICES, Source
@@ -39,14 +40,13 @@ from harness.wire.transports.pty import PtyPort
 from harness.wire.transports.url import SerialUrl
 from simulator.events import BetSent, BettingClosed, Event, RoundEnded
 from simulator.lamp import LampState
-from simulator.profile import load_profile
 from simulator.script import Script
 
 SLICE_VIRTUAL_S = 0.01  # sim seconds between two checks of a wait condition (in-process)
 SLICE_REAL_S = 0.02  # wall seconds between two checks (real-time benches)
 
 
-class BenchTimeout(AssertionError):
+class BenchTimeout(XocdiaError, AssertionError):
     """A wait for the server or the table did not finish in the bench's step timeout."""
 
 
@@ -111,8 +111,8 @@ class Rig:
         crowd: int | None = None,
         seed: int | None = None,
     ) -> Rig:
-        """Wire the bench up and start the server. Raises AdapterError, ProfileError, ScriptError or ValueError (an
-        adapter path that does not load) with a message naming what is wrong; nothing is left open on failure."""
+        """Wire the bench up and start the server. Raises AdapterError, or an InputError (ProfileError, ScriptError,
+        an adapter path that does not load) with a message naming what is wrong; nothing is left open on failure."""
         profile = load_profile(bench.profile)  # validate everything before opening any port
         table_script = Script.from_data(script or [], "scenario script")
         options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}

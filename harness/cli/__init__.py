@@ -4,8 +4,12 @@ Each subcommand lives in its own module under ``harness.cli`` and exposes ``regi
 its parser and sets ``func`` (``Callable[[argparse.Namespace], int]``) as the handler. A new subcommand is one new
 module and one line in :data:`SUBCOMMANDS`.
 
-Errors the user can fix (bad arguments, bad files) are raised as :class:`CliError` and printed as one line,
-``xocdia-hil: error: ...``, with exit status 2.
+Errors are handled once, here, at the boundary (:func:`main`): every :class:`~harness.errors.XocdiaError` that a
+subcommand lets through is printed as one line, ``xocdia-hil: error: MESSAGE`` (``refused: MESSAGE`` for a
+:class:`~harness.errors.Refused` request), with exit status 2 for an :class:`~harness.errors.InputError` (bad
+arguments, bad files: the user can fix them; :class:`~harness.cli.common.CliError` is the command line's own) and
+1 for any other (the bench or the server failed). Subcommands raise or let errors through; they catch one only to
+add context the message alone would not give (``cannot start bench NAME: ...``) or to choose another outcome.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from harness.cli.common import CliError, OneLineParser
+from harness.cli.common import OneLineParser
+from harness.errors import InputError, Refused, XocdiaError
 
 SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.simulate",
@@ -49,16 +54,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the process exit status (0 ok, 1 a check failed, 2 a usage or input error)."""
+    """Run the CLI; returns the process exit status (0 ok, 1 a check failed or the bench failed, 2 a usage or input
+    error)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     names = {module_name.rsplit(".", 1)[1] for module_name in SUBCOMMANDS}
     parser = build_parser(args_list[0] if args_list and args_list[0] in names else None)
     args = parser.parse_args(args_list)
     try:
         status: int = args.func(args)
-    except CliError as exc:
-        print(f"xocdia-hil: error: {exc}", file=sys.stderr)
-        return 2
+    except XocdiaError as exc:  # the one place the harness's errors become a line of text and an exit status
+        refused = "refused: " if isinstance(exc, Refused) else ""
+        print(f"xocdia-hil: error: {refused}{exc}", file=sys.stderr)
+        return 2 if isinstance(exc, InputError) else 1
     except KeyboardInterrupt:
         print("xocdia-hil: interrupted", file=sys.stderr)
         return 130

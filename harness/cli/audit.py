@@ -15,7 +15,6 @@ from typing import Any
 
 from harness.cli.common import CliError
 from harness.stats.audit import AuditResult, audit_files
-from harness.stats.readers import RecordError
 
 
 def register(subparsers: Any) -> None:
@@ -40,10 +39,7 @@ def run(args: argparse.Namespace) -> int:
             args.plots.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CliError(f"--plots {args.plots}: cannot create the directory ({exc.strerror})") from None
-    try:
-        result = audit_files(paths, args.plots)
-    except RecordError as exc:
-        raise CliError(str(exc)) from None
+    result = audit_files(paths, args.plots)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     else:

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.bench.config import BenchError, load_bench
+from harness.bench.config import load_bench
 from harness.cli.common import CliError, Progress, positive_int
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
-from harness.faults.injector import InjectionRefused, prepare_bench
+from harness.faults.injector import prepare_bench
 from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
-from harness.faults.schedule import ScheduleError, load_schedule
+from harness.faults.schedule import load_schedule
 
 
 def register(subparsers: Any) -> None:
@@ -36,15 +36,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        seeds = parse_seeds(args.seeds)
-        schedule = load_schedule(args.schedule)
-        prepare_bench(load_bench(args.bench), 0)  # refuses a production bench before any work is sent out
-        check_writable_folder(args.out, f"--out {args.out}")  # the failing seeds' manifests are written at the end
-    except (ValueError, BenchError, ScheduleError) as exc:
-        raise CliError(str(exc)) from None
-    except InjectionRefused as exc:
-        raise CliError(f"refused: {exc}") from None
+    seeds = parse_seeds(args.seeds)
+    schedule = load_schedule(args.schedule)
+    prepare_bench(load_bench(args.bench), 0)  # refuses a production bench before any work is sent out
+    check_writable_folder(args.out, f"--out {args.out}")  # the failing seeds' manifests are written at the end
     if args.scheduler and not str(args.scheduler).startswith("tcp://"):
         raise CliError(f"--scheduler: expected tcp://HOST:PORT, got {args.scheduler!r}")
     executor: Executor = DaskExecutor(args.scheduler) if args.scheduler else LocalExecutor(args.workers)

@@ -7,9 +7,12 @@ import sys
 import typing
 from typing import TextIO
 
+from harness.errors import InputError
 
-class CliError(Exception):
-    """A problem the user can fix; printed as one line, exit status 2."""
+
+class CliError(InputError):
+    """A problem the user can fix, found by the command line itself (an option, a folder); printed as one line by
+    the boundary in :func:`harness.cli.main`, exit status 2 like every :class:`~harness.errors.InputError`."""
 
 
 def positive_int(text: str) -> int:

@@ -21,13 +21,13 @@ from pathlib import Path
 
 from harness.bench.devices.emulated import EmulatedTable
 from harness.cli.common import CliError, non_negative_int
+from harness.files import load_profile
 from harness.wire.protocol.messages import DEVICES, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport, TransportClosed
 from harness.wire.transports.netserver import SerialServer
 from harness.wire.transports.pty import PtyPort
-from simulator.profile import ProfileError, load_profile
 
 TRANSPORT_HELP = "pty (default), rfc2217:PORT or socket:PORT (five TCP ports from PORT)"
 
@@ -102,10 +102,7 @@ def _open_transports(kind: str, base_port: int, link_dir: Path) -> dict[Source, 
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        profile = load_profile(args.profile)
-    except ProfileError as exc:
-        raise CliError(str(exc)) from None
+    profile = load_profile(args.profile)
     if args.trace is not None and not args.trace.parent.is_dir():  # checked now: the trace is written at the end
         raise CliError(f"--trace {args.trace}: folder {args.trace.parent} does not exist")
     kind, base_port = args.transport

@@ -21,12 +21,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from harness.bench.config import BenchError, load_bench
+from harness.bench.config import load_bench
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.errors import AdapterError
 from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, run_schedule
 from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
-from harness.faults.schedule import Schedule, ScheduleError, load_schedule
+from harness.faults.schedule import Schedule, load_schedule
 from harness.faults.shrink import explore
 
 
@@ -45,27 +45,18 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     expected_hash = ""
     if args.replay:
-        try:
-            replay = read_manifest(args.replay)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
+        replay = read_manifest(args.replay)
         bench_ref, schedule, seed, expected_hash = replay.bench, replay.schedule, replay.seed, replay.history_hash
     else:
         if not args.bench or not args.schedule:
             raise CliError("inject needs --bench and --schedule (or --replay MANIFEST)")
         bench_ref = args.bench
-        try:
-            schedule = load_schedule(args.schedule)
-        except ScheduleError as exc:
-            raise CliError(str(exc)) from None
+        schedule = load_schedule(args.schedule)
         seed = schedule.seed if args.seed is None else args.seed
         if args.explore:
             return _explore(bench_ref, schedule, args.explore, args.examples)
     out = args.manifest or Path(f"faults-manifest-{seed}.json")
-    try:
-        check_writable_folder(out.parent, f"--manifest {out}")
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
+    check_writable_folder(out.parent, f"--manifest {out}")
     result = _execute(bench_ref, schedule, seed)
     _print(result)
     write_manifest(out, manifest_data(result, schedule, bench_ref))
@@ -81,10 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _execute(bench_ref: str, schedule: Schedule, seed: int) -> RunResult:
-    try:
-        bench = load_bench(bench_ref)
-    except BenchError as exc:
-        raise CliError(str(exc)) from None
+    bench = load_bench(bench_ref)
     progress = Progress(schedule.rounds, f"inject seed {seed}")
 
     def tick(done: int, total: int, aborted: str) -> None:
@@ -92,9 +80,9 @@ def _execute(bench_ref: str, schedule: Schedule, seed: int) -> RunResult:
 
     try:
         return run_schedule(bench, schedule, seed, progress=tick)
-    except InjectionRefused as exc:
-        raise CliError(f"refused: {exc}") from None
-    except (AdapterError, BenchError, ValueError) as exc:
+    except InjectionRefused:
+        raise  # the boundary reports it as it is: refused: ...
+    except (AdapterError, ValueError) as exc:  # what went wrong on the bench, named after it
         raise CliError(f"bench {bench_ref}: {exc}") from None
     finally:
         progress.close()
@@ -104,18 +92,10 @@ def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int) -> in
     kinds = sorted({f.kind for f in schedule.faults} | set(schedule.random.kinds if schedule.random else ()))
     if not kinds:
         raise CliError(f"{schedule.source}: --explore needs fault kinds (faults or random.kinds) to explore")
-    try:
-        check_writable_folder(out.parent, f"--explore {out}")  # written after the exploration
-    except ValueError as exc:
-        raise CliError(str(exc)) from None
-    try:
-        bench = load_bench(bench_ref)
-        prepare_bench(bench, schedule.seed)
-        found = explore(bench, schedule, tuple(kinds), out, max_examples=examples)
-    except BenchError as exc:
-        raise CliError(str(exc)) from None
-    except InjectionRefused as exc:
-        raise CliError(f"refused: {exc}") from None
+    check_writable_folder(out.parent, f"--explore {out}")  # written after the exploration
+    bench = load_bench(bench_ref)
+    prepare_bench(bench, schedule.seed)
+    found = explore(bench, schedule, tuple(kinds), out, max_examples=examples)
     print(f"explored {found.runs} runs of schedules made of {', '.join(kinds)}")
     if found.minimal is None or found.replay is None:
         print("no checker failure found")

@@ -12,12 +12,12 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from harness.bench.config import Bench, BenchError, load_bench
+from harness.bench.config import Bench, load_bench
 from harness.bench.rig import BenchTimeout, Rig
 from harness.cert.steps.context import format_money
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.errors import AdapterError
-from simulator.profile import ProfileError, load_profile
+from harness.files import load_profile
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)
 VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
@@ -48,11 +48,8 @@ def register(subparsers: Any) -> None:
 
 def _with_profile(bench: Bench, name: str) -> Bench:
     """The bench with another table profile; the server's timings follow the profile's table (betting period,
-    round gap) with waits long enough for its dealer. Raises CliError for an unknown profile."""
-    try:
-        table = load_profile(name).table
-    except ProfileError as exc:
-        raise CliError(str(exc)) from None
+    round gap) with waits long enough for its dealer. Raises ProfileError for an unknown or invalid profile."""
+    table = load_profile(name).table
     timing = replace(
         bench.timing,
         betting_s=table.betting_period,
@@ -64,10 +61,7 @@ def _with_profile(bench: Bench, name: str) -> Bench:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        bench = load_bench(args.bench)
-    except BenchError as exc:
-        raise CliError(str(exc)) from None
+    bench = load_bench(args.bench)
     if args.profile:
         bench = _with_profile(bench, args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
@@ -77,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         rig = Rig.build(bench, players, crowd=args.players, seed=args.seed)
-    except (AdapterError, ProfileError, ValueError) as exc:
+    except (AdapterError, ValueError) as exc:  # ProfileError, ScriptError, an adapter that does not load
         raise CliError(f"cannot start bench {bench.name}: {exc}") from None
     progress = Progress(args.rounds, "rounds", force=sys.stderr.isatty())
     ends: Counter[str] = Counter()

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
-from simulator import Profile, ProfileError, Script, ScriptError, Table, load_profile
+from harness.files import load_profile, load_script
+from simulator import Profile, Table
 from simulator.events import RoundEnded
 from simulator.summary import Summary, summarize
 
@@ -35,11 +36,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        profile = load_profile(args.profile)
-        script = Script.load(args.script) if args.script else None
-    except (ProfileError, ScriptError) as exc:
-        raise CliError(str(exc)) from None
+    profile = load_profile(args.profile)
+    script = load_script(args.script) if args.script else None
     for path in (args.events, args.outcomes):
         if path is not None and not path.parent.is_dir():
             raise CliError(f"cannot write {path}: directory {path.parent} does not exist")

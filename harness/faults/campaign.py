@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.bench.config import load_bench
+from harness.errors import InputError
 from harness.faults.injector import InjectionRefused, run_schedule
 from harness.faults.schedule import schedule_from_text
 
@@ -129,15 +130,15 @@ def run_campaign(
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``"1-1000"``, ``"7"`` or ``"1,5,9-12"`` → seeds. Raises ValueError naming the bad part."""
+    """``"1-1000"``, ``"7"`` or ``"1,5,9-12"`` → seeds. Raises InputError naming the bad part."""
     seeds: list[int] = []
     for part in text.split(","):
         a, dash, b = part.strip().partition("-")
         try:
             lo, hi = int(a), int(b) if dash else int(a)
         except ValueError:
-            raise ValueError(f"--seeds: {part.strip()!r} is not N or N-M (whole numbers)") from None
+            raise InputError(f"--seeds: {part.strip()!r} is not N or N-M (whole numbers)") from None
         if lo < 0 or hi < lo:
-            raise ValueError(f"--seeds: {part.strip()!r} must be N-M with 0 <= N <= M")
+            raise InputError(f"--seeds: {part.strip()!r} must be N-M with 0 <= N <= M")
         seeds.extend(range(lo, hi + 1))
     return seeds

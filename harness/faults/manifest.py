@@ -14,6 +14,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from harness.errors import InputError
 from harness.faults.injector import RunResult
 from harness.faults.schedule import Schedule, ScheduleError, schedule_from_text
 
@@ -63,16 +64,16 @@ def manifest_data(result: RunResult, schedule: Schedule, bench_ref: str) -> dict
 
 
 def check_writable_folder(folder: Path, what: str) -> None:
-    """Raise ValueError starting with ``what`` (the option and its value) unless manifests can be written under
+    """Raise InputError starting with ``what`` (the option and its value) unless manifests can be written under
     ``folder``: it is a writable directory, or its nearest existing ancestor is one. Called before a run, so that
     a bad path costs no work (the manifests are written when the run ends)."""
     probe = folder
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not probe.is_dir():
-        raise ValueError(f"{what}: {probe} is not a directory")
+        raise InputError(f"{what}: {probe} is not a directory")
     if not os.access(probe, os.W_OK):
-        raise ValueError(f"{what}: {probe} is not writable")
+        raise InputError(f"{what}: {probe} is not writable")
 
 
 def write_manifest(path: Path, data: dict[str, Any]) -> None:
@@ -92,7 +93,7 @@ def read_manifest(path: str | Path) -> Replay:
     """Read a manifest for a replay.
 
     Raises:
-        ValueError: unreadable file, not JSON, a missing field, or a schedule whose hash does not match.
+        InputError: unreadable file, not JSON, a missing field, or a schedule whose hash does not match.
     """
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -100,11 +101,11 @@ def read_manifest(path: str | Path) -> Replay:
         schedule = schedule_from_text(text, f"{Path(path).name}: schedule")
         seed, bench, digest = int(data["seed"]), str(data["bench"]), str(data["schedule"]["sha256"])
     except OSError as exc:
-        raise ValueError(f"cannot read manifest {path}: {exc.strerror}") from None
+        raise InputError(f"cannot read manifest {path}: {exc.strerror}") from None
     except (ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, ScheduleError):
             raise
-        raise ValueError(f"manifest {path}: not a run manifest (missing or bad field: {exc})") from None
+        raise InputError(f"manifest {path}: not a run manifest (missing or bad field: {exc})") from None
     if schedule.digest() != digest:
-        raise ValueError(f"manifest {path}: schedule.sha256 does not match its yaml (edited?)")
+        raise InputError(f"manifest {path}: schedule.sha256 does not match its yaml (edited?)")
     return Replay(seed, bench, schedule, str(data.get("history_hash", "")))

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from harness.bench.config import Bench
+from harness.errors import Refused
 from harness.faults.fault_adapters import faultable_adapter_path
 from harness.faults.schedule_model import Fault
 
@@ -24,7 +25,7 @@ _TABLE_STEP = {
 }
 
 
-class InjectionRefused(Exception):
+class InjectionRefused(Refused):
     """The bench or schedule may not be used for fault injection; the message says why."""
 
 

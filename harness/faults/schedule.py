@@ -10,10 +10,8 @@ and are re-exported here, where the rest of the harness imports them from. See `
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from harness.errors import InputError
 from harness.faults.schedule_model import (
     DEVICES,
     DROP_ITEMS,
@@ -32,6 +30,7 @@ from harness.faults.schedule_model import (
     Trigger,
     plan,
 )
+from harness.files import Fields, parse_yaml, read_text
 
 __all__ = [
     "DEVICES",
@@ -61,49 +60,8 @@ _TOP = ("seed", "rounds", "players", "balance", "bets_per_round", "stakes", "tar
         "probes", "description")  # fmt: skip
 
 
-class ScheduleError(ValueError):
+class ScheduleError(InputError):
     """A schedule that cannot be used; the message names the file and the field."""
-
-
-class _Check:
-    """Field checks for one file: each returns the value, typed, or raises :class:`ScheduleError` naming the file,
-    the dotted field and what is allowed."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-
-    def fail(self, where: str, allowed: str, got: object) -> ScheduleError:
-        return ScheduleError(f"{self.source}: {where}: {allowed}; got {got!r}")
-
-    def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise self.fail(where or "(top level)", "must be a mapping", value)
-        unknown = sorted(set(value) - set(keys), key=str)
-        if unknown:
-            raise self.fail(
-                f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0]
-            )
-        return value
-
-    def whole(self, value: object, where: str, low: int, high: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise self.fail(where, f"must be a whole number in [{low}, {high}]", value)
-        return value
-
-    def number(self, value: object, where: str, low: float, high: float) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-            raise self.fail(where, f"must be a number in [{low:g}, {high:g}]", value)
-        return float(value)
-
-    def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:
-        if value not in allowed:
-            raise self.fail(where, f"must be one of {', '.join(allowed)}", value)
-        return str(value)
-
-    def flag(self, value: object, where: str) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(where, "must be true or false", value)
-        return value
 
 
 def parse_schedule(raw: object, source: str = "schedule", text: str = "") -> Schedule:
@@ -113,7 +71,7 @@ def parse_schedule(raw: object, source: str = "schedule", text: str = "") -> Sch
         ScheduleError: a missing, unknown or out-of-range field, or a fault against a target the schedule does
             not declare; the message names the field and the allowed values.
     """
-    c = _Check(source)
+    c = Fields(source, ScheduleError, top="(top level)")
     top = c.mapping(raw, "", _TOP)
     players = c.whole(top.get("players", 2), "players", 1, 100)
     targets = _targets(c, top.get("targets", {}))
@@ -150,7 +108,7 @@ def parse_schedule(raw: object, source: str = "schedule", text: str = "") -> Sch
     )
 
 
-def _targets(c: _Check, raw: object) -> Targets:
+def _targets(c: Fields, raw: object) -> Targets:
     t = c.mapping(raw, "targets", ("devices", "players", "server", "table"))
     devices = t.get("devices", list(DEVICES))
     if not isinstance(devices, list):
@@ -163,7 +121,7 @@ def _targets(c: _Check, raw: object) -> Targets:
     )
 
 
-def _allowed(c: _Check, kind: str, where: str, targets: Targets) -> None:
+def _allowed(c: Fields, kind: str, where: str, targets: Targets) -> None:
     for kinds, ok, name in (
         (PLAYER_KINDS, targets.players, "players"),
         (SERVER_KINDS, targets.server, "server"),
@@ -173,7 +131,7 @@ def _allowed(c: _Check, kind: str, where: str, targets: Targets) -> None:
             raise c.fail(where, f"targets.{name} is false: this schedule may not inject {kind}", kind)
 
 
-def _fault(c: _Check, raw: object, where: str, targets: Targets, pids: tuple[str, ...]) -> Fault:
+def _fault(c: Fields, raw: object, where: str, targets: Targets, pids: tuple[str, ...]) -> Fault:
     f = c.mapping(raw, where, _FAULT_KEYS)
     kind = c.choice(f.get("kind"), f"{where}.kind", KINDS)
     _allowed(c, kind, f"{where}.kind", targets)
@@ -218,7 +176,7 @@ def _fault(c: _Check, raw: object, where: str, targets: Targets, pids: tuple[str
     )
 
 
-def _random(c: _Check, raw: object, targets: Targets) -> RandomFaults:
+def _random(c: Fields, raw: object, targets: Targets) -> RandomFaults:
     r = c.mapping(raw, "random", ("rate", "kinds", "enabled", "max_duration"))
     kinds_raw = r.get("kinds", list(KINDS))
     if not isinstance(kinds_raw, list) or not kinds_raw:
@@ -243,25 +201,9 @@ def load_schedule(path: str | Path) -> Schedule:
         ScheduleError: unreadable file, invalid YAML, or an invalid field (named).
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScheduleError(f"cannot read schedule {path}: {exc.strerror}") from None
-    return schedule_from_text(text, p.name)
+    return schedule_from_text(read_text(p, "schedule", ScheduleError, shown=path), p.name)
 
 
 def schedule_from_text(text: str, source: str = "schedule") -> Schedule:
     """Parse and validate schedule YAML text. Raises ScheduleError."""
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScheduleError(f"{source}: not valid YAML: {_yaml_problem(exc)}") from None
-    return parse_schedule(raw, source, text)
-
-
-def _yaml_problem(exc: yaml.YAMLError) -> str:
-    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return f"{problem}{where}"
+    return parse_schedule(parse_yaml(text, source, ScheduleError), source, text)

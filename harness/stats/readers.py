@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from harness.errors import InputError
 from simulator.bets import BetType
 
 OUTCOME_COLUMNS = ("round_id", "status", "faces", "reds", "reshakes", "ended_at")
@@ -47,7 +48,7 @@ BET_ROUND_STATUSES = ("in_progress", "settled", "void", "cancelled")
 BET_RESULTS = ("win", "lose", "push", "refund", "pending")
 
 
-class RecordError(ValueError):
+class RecordError(InputError):
     """A CSV file that cannot be read as the named format; the message names the line and column."""
 
 

@@ -18,9 +18,9 @@ import scipy.stats
 import yaml
 
 from harness.cli import main
+from harness.files import PROFILE_DIR
 from simulator import read_jsonl
 from simulator.events import PlayerJoined, RoundEnded
-from simulator.profile import PROFILE_DIR
 
 TIMEOUT_S = 60
 

@@ -10,6 +10,7 @@ import pytest
 import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
+from harness.files import load_profile
 from harness.wire.protocol.messages import DEVICES, BowlOff, BowlOn, Drop, ShakeEnd, ShakeStart, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
@@ -17,7 +18,6 @@ from harness.wire.transports.base import Transport
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 from harness.wire.transports.memory import memory_pipe
 from simulator import events as ev
-from simulator import load_profile
 from simulator.eventlog import EventLog
 from simulator.script import Script
 from tests.devices.dev_server import DevServer

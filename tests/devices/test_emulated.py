@@ -10,6 +10,7 @@ import pytest
 import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
+from harness.files import load_profile
 from harness.wire.protocol.messages import (
     DEVICES,
     BowlOff,
@@ -29,7 +30,6 @@ from harness.wire.transports.base import Transport
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 from harness.wire.transports.memory import memory_pipe
 from simulator import events as ev
-from simulator import load_profile
 from simulator.script import Script
 from tests.devices.dev_server import DevServer
 

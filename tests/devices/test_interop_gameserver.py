@@ -10,12 +10,12 @@ from pathlib import Path
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import DeviceGateway, open_serial
 from harness.bench.devices.emulated import EmulatedTable
+from harness.files import load_profile
 from harness.wire.protocol.link import LinkEvent, Received
 from harness.wire.protocol.messages import DEVICES, BowlOn, Hello, Result, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
 from harness.wire.transports.pty import PtyPort
-from simulator import load_profile
 
 
 def test_reference_gateway_reads_every_report_and_acknowledges_it(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import serial
 import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
+from harness.files import load_profile
 from harness.wire.protocol.link import Link, Received
 from harness.wire.protocol.messages import (
     CATALOGUE,
@@ -29,7 +30,6 @@ from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
 from harness.wire.transports.pty import PtyPort
 from simulator import events as ev
-from simulator import load_profile
 
 
 def test_bridge_wakes_on_a_readable_fd_instead_of_sleeping_to_the_next_event() -> None:

@@ -24,8 +24,8 @@ from harness.bench.config import load_bench
 from harness.bench.rig import Rig
 from harness.cli import main
 from harness.faults.injector import InjectionRefused, run_schedule
+from harness.files import load_profile
 from harness.wire.protocol.messages import DEVICES
-from simulator.profile import load_profile
 from tests.faults.faults_helpers import Make, bet_ops, fault
 from tests.support.gs_process import ServerProcess
 

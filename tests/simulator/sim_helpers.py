@@ -15,9 +15,10 @@ from typing import Any
 import simpy
 import yaml
 
+from harness.files import PROFILE_DIR
 from simulator import Script, Table
 from simulator.events import Event, RoundEnded
-from simulator.profile import PROFILE_DIR, Profile, profile_from_mapping
+from simulator.profile import Profile, profile_from_mapping
 
 #: Fixed, round-number timings (seconds) for the rule tests, so every expected time can be added up by hand.
 FIXED_TIMING = {"place": 1.0, "shake": 4.0, "react": 0.5, "lift": 1.0, "rearrange": 3.0, "reassemble": 8.0}

@@ -10,7 +10,8 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from simulator import Table, load_profile
+from harness.files import load_profile
+from simulator import Table
 from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
 from simulator.events import EVENT_TYPES, BetSent, DropItem
 from simulator.fastinit import install_fast_init

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from simulator import ProfileError, available_profiles, load_profile
+from harness.files import available_profiles, load_profile
+from simulator import ProfileError
 from simulator.bets import BetType
 from simulator.distributions import Fixed, LogNormal
 from simulator.profile import STAKE_QUANTUM, profile_from_mapping

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from harness.files import load_script
 from simulator import Script, ScriptError
 from simulator.events import DropItem
 from simulator.incidents import Problem
@@ -55,7 +56,7 @@ def test_a_full_script_parses_into_steps() -> None:
 def test_an_empty_script_file_has_no_steps(tmp_path: Path) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("", encoding="utf-8")
-    assert Script.load(path).steps == ()
+    assert load_script(path).steps == ()
 
 
 BAD_STEPS: list[tuple[Any, str]] = [
@@ -99,14 +100,14 @@ def test_a_script_that_is_not_a_list_is_refused() -> None:
 
 def test_unreadable_and_invalid_script_files_are_script_errors(tmp_path: Path) -> None:
     with pytest.raises(ScriptError, match=r"cannot read script .*missing.yaml"):
-        Script.load(tmp_path / "missing.yaml")
+        load_script(tmp_path / "missing.yaml")
     broken = tmp_path / "broken.yaml"
     broken.write_text("- {round: 1\n", encoding="utf-8")
     with pytest.raises(ScriptError, match=r"cannot read script .*broken.yaml: not valid YAML") as info:
-        Script.load(broken)
+        load_script(broken)
     # one line; the unclosed "{" runs into the end of the file, the start of line 2
     assert "\n" not in str(info.value) and str(info.value).endswith("at line 2, column 1")
     named = tmp_path / "named.yaml"
     named.write_text("- {round: 1, faces: rrwwx}\n", encoding="utf-8")
     with pytest.raises(ScriptError, match=rf"^{named}\[0\]\.faces: expected four faces"):
-        Script.load(named)
+        load_script(named)

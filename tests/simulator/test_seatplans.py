@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from simulator import load_profile
+from harness.files import load_profile
 from simulator.distributions import Exponential, Fixed, LogNormal, Uniform
 from simulator.rng import Streams
 from simulator.seatplans import _BETS, _OPENINGS, SeatPlans

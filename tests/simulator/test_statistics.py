@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from simulator import load_profile
+from harness.files import load_profile
 from simulator.events import (
     BowlLifted,
     DropItem,

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import InputError
+
 RULES_PATH = Path(__file__).resolve().parents[3] / "fixtures" / "rules" / "RULES.md"
 _ROW = re.compile(r"^\|\s*([A-Z]+-\d+[a-z]?)\s*\|")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
@@ -101,7 +103,7 @@ def matches(expression: str, tags: Iterable[str]) -> bool:
     with ``and``, ``or``, ``not`` and parentheses. An empty expression matches everything.
 
     Raises:
-        ValueError: an expression that does not parse (the message quotes it).
+        InputError: an expression that does not parse (the message quotes it).
     """
     if not expression.strip():
         return True
@@ -115,4 +117,4 @@ def matches(expression: str, tags: Iterable[str]) -> bool:
     try:
         return bool(eval(" ".join(parts), {"__builtins__": {}}, {}))  # only True/False/and/or/not/()
     except SyntaxError:
-        raise ValueError(f"invalid tag expression {expression!r}: use tags with and, or, not, ( )") from None
+        raise InputError(f"invalid tag expression {expression!r}: use tags with and, or, not, ( )") from None

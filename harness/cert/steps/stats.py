@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from pytest_bdd import given, parsers, then, when
 
+from harness.files import load_profile
 from harness.stats.audit import AuditResult, audit_file
 from harness.stats.exact import BetMath, all_bets, bet_math, max_rtp
 from harness.stats.readers import OUTCOME_COLUMNS
 from harness.stats.settlement import SimulationResult, draw_patterns, make_generator, simulate
-from simulator import Profile, Table, load_profile
+from simulator import Profile, Table
 from simulator.bets import BetType
 
 

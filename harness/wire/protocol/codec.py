@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from harness.errors import XocdiaError
 from harness.wire.protocol.fields import (
     LAYOUT,
     MAX_AT_DIGITS,
@@ -65,7 +66,7 @@ def crc16(body: bytes) -> int:
     return binascii.crc_hqx(body, 0xFFFF)
 
 
-class EncodeError(ValueError):
+class EncodeError(XocdiaError, ValueError):
     """A frame that cannot be put on the wire; the message names the field and what is allowed."""
 
 

@@ -14,6 +14,7 @@ from dataclasses import fields
 from enum import StrEnum
 from typing import Any
 
+from harness.errors import XocdiaError
 from harness.wire.protocol.messages import (
     MESSAGE_TYPES,
     TAGGABLE,
@@ -34,7 +35,7 @@ UINT = re.compile(r"(?:0|[1-9][0-9]{0,9})\Z")  # a whole number: no sign, no lea
 _AT = re.compile(r"(?:0|[1-9][0-9]{0,31})\Z")
 
 
-class FieldError(ValueError):
+class FieldError(XocdiaError, ValueError):
     """A field value that is not allowed; the message says what is allowed and what was given."""
 
 

@@ -1,0 +1,159 @@
+"""The harness's YAML input files: one way to read them, one way to check their fields.
+
+Every YAML file the harness takes from a person goes through :func:`read_text` and :func:`parse_yaml`, so each
+kind says the same things the same way: ``cannot read KIND PATH: REASON`` for a file that cannot be read, and
+``SOURCE: not valid YAML: PROBLEM at line L, column C`` (one line) for one that does not parse. Every error is an
+:class:`~harness.errors.InputError` of the kind's own class (``ProfileError``, ``ScriptError``, ``BenchError``,
+``ScheduleError``), passed in by the caller.
+
+- Table profiles and incident scripts: :func:`load_profile` (by shipped name or path), :func:`available_profiles`,
+  :func:`load_script`. The simulator validates the parsed documents (:func:`simulator.profile.profile_from_mapping`,
+  :meth:`simulator.script.Script.from_data`); it reads no files itself.
+- Bench files and fault schedules are read with :func:`read_text` and :func:`parse_yaml` by
+  :func:`harness.bench.config.load_bench` and :func:`harness.faults.schedule.load_schedule`, which check their
+  fields with :class:`Fields`: ``SOURCE: DOTTED.FIELD: WHAT IS ALLOWED; got VALUE``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import InputError
+from simulator.profile import Profile, ProfileError, profile_from_mapping
+from simulator.script import Script, ScriptError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+PROFILE_DIR = FIXTURES / "profiles"
+
+
+def shipped_names(folder: Path) -> list[str]:
+    """The names (file stems, sorted) of the ``*.yaml`` files in ``folder``: what ships there."""
+    return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def read_text(
+    path: Path,
+    what: str,
+    error: type[InputError],
+    *,
+    shown: object = None,
+    hint: Callable[[], str] | None = None,
+) -> str:
+    """The text of a UTF-8 file.
+
+    Raises:
+        error: ``cannot read WHAT SHOWN: REASON`` (``SHOWN`` is ``path`` unless given), then ``hint()`` if given.
+    """
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        more = hint() if hint is not None else ""
+        raise error(f"cannot read {what} {path if shown is None else shown}: {reason}{more}") from None
+
+
+def parse_yaml(text: str, source: str, error: type[InputError]) -> Any:
+    """The parsed document (``None`` for an empty one).
+
+    Raises:
+        error: ``SOURCE: not valid YAML: PROBLEM at line L, column C`` (:func:`yaml_problem`).
+    """
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise error(f"{source}: not valid YAML: {yaml_problem(exc)}") from None
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML syntax error: the problem and where (PyYAML's own text spans several lines)."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"{problem}{where}"
+
+
+class Fields:
+    """Field checks for one harness file (a bench, a fault schedule): each returns the value, typed, or raises
+    ``error`` naming the file, the dotted field and what is allowed: ``SOURCE: WHERE: ALLOWED; got VALUE``.
+
+    ``top`` names the document itself in a message (``where`` is ``""`` for it).
+    """
+
+    def __init__(self, source: str, error: type[InputError], top: str = "the document") -> None:
+        self.source = source
+        self.error = error
+        self.top = top
+
+    def fail(self, where: str, allowed: str, got: object) -> InputError:
+        return self.error(f"{self.source}: {where or self.top}: {allowed}; got {got!r}")
+
+    def mapping(self, value: object, where: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        """A mapping whose keys are all in ``keys`` (an unknown key is named, with the allowed ones)."""
+        if not isinstance(value, dict):
+            raise self.fail(where, "must be a mapping", value)
+        unknown = sorted(set(value) - set(keys), key=str)
+        if unknown:
+            raise self.fail(
+                f"{where}.{unknown[0]}".lstrip("."), f"unknown field; allowed: {', '.join(keys)}", unknown[0]
+            )
+        return value
+
+    def choice(self, value: object, where: str, allowed: tuple[str, ...]) -> str:
+        if value not in allowed:
+            raise self.fail(where, f"must be one of {', '.join(allowed)}", value)
+        return str(value)
+
+    def number(self, value: object, where: str, low: float, high: float, allowed: str = "") -> float:
+        """A number in ``[low, high]``; ``allowed`` replaces the message's ``must be a number in [LOW, HIGH]``."""
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise self.fail(where, allowed or f"must be a number in [{low:g}, {high:g}]", value)
+        return float(value)
+
+    def whole(self, value: object, where: str, low: int, high: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise self.fail(where, f"must be a whole number in [{low}, {high}]", value)
+        return value
+
+    def flag(self, value: object, where: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(where, "must be true or false", value)
+        return value
+
+
+def available_profiles() -> list[str]:
+    """Names of the profiles shipped in ``fixtures/profiles``."""
+    return shipped_names(PROFILE_DIR)
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """Load a profile by shipped name (``standard``) or by file path.
+
+    Raises:
+        ProfileError: no such profile or file, YAML that does not parse, or an invalid field (the message names
+            the file and the field: ``profile PATH: DOTTED.FIELD: ...``).
+    """
+    text = str(name_or_path)
+    path = Path(text)
+    if not (text.endswith((".yaml", ".yml")) or path.exists() or "/" in text):
+        path = PROFILE_DIR / f"{text}.yaml"
+        if not path.exists():
+            raise ProfileError(f"unknown profile {text!r}; shipped profiles: {', '.join(available_profiles())}")
+    if not path.exists():
+        raise ProfileError(f"profile file not found: {path}")
+    source = f"profile {path}"
+    data = parse_yaml(read_text(path, "profile", ProfileError), source, ProfileError)
+    return profile_from_mapping(data, source)
+
+
+def load_script(path: str | Path) -> Script:
+    """Read a YAML incident script (a list of steps; an empty file has none).
+
+    Raises:
+        ScriptError: an unreadable file, YAML that does not parse, or an invalid step (``PATH[INDEX].FIELD: ...``).
+    """
+    text = read_text(Path(path), "script", ScriptError, shown=path)
+    return Script.from_data(parse_yaml(text, f"cannot read script {path}", ScriptError), str(path))
