@@ -47,6 +47,7 @@ from typing import Any
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench
+from harness.errors import InputError
 from harness.records import BetRecordRow, BetReply, RoundEvent
 
 EventRewrite = Callable[[RoundEvent], RoundEvent | None]
@@ -64,7 +65,7 @@ class RewritingAdapter(GameServerAdapter):
     (default) a balance moves by what the rewrite changed in the rows' ``returned``. Not ``Faultable``.
 
     Raises:
-        ValueError: ``inner`` is missing or names no adapter, or a hook is neither callable nor a
+        InputError: ``inner`` is missing or names no adapter, or a hook is neither callable nor a
             ``package.module:function`` path that imports.
     """
 
@@ -156,7 +157,7 @@ def _inner_adapter(inner: object, options: Mapping[str, Any]) -> GameServerAdapt
         return inner(options)
     if isinstance(inner, str) and inner:
         return load_adapter(inner, options)
-    raise ValueError(f"rewriting adapter: option 'inner' must name the adapter to wrap, got {inner!r}")
+    raise InputError(f"rewriting adapter: option 'inner' must name the adapter to wrap, got {inner!r}")
 
 
 def _hook(value: object, name: str) -> Any:
@@ -168,9 +169,9 @@ def _hook(value: object, name: str) -> Any:
         try:
             found = getattr(importlib.import_module(module_name), attr, None) if module_name and attr else None
         except ImportError as exc:
-            raise ValueError(f"rewriting adapter: option {name!r}: cannot import {module_name}: {exc}") from None
+            raise InputError(f"rewriting adapter: option {name!r}: cannot import {module_name}: {exc}") from None
         if callable(found):
             return found
-    raise ValueError(
+    raise InputError(
         f"rewriting adapter: option {name!r}: expected a function or 'package.module:function', got {value!r}"
     )
