@@ -1,13 +1,159 @@
-"""The vocabulary the bench and the judge share: what a server said about bets and rounds, and the players the
-bench asks it to know. Frozen records only; nothing here does I/O or imports another harness layer."""
+"""The vocabulary the bench and the judge share: what a server said about bets and rounds, the players the bench
+asks it to know, the kinds those records use (each a :class:`enum.StrEnum`, so a member compares equal to its
+text and formats as it: printed output and JSON keep the words the server and the files use), the history's op
+vocabulary, and :class:`Outcome`, the status every verdict reports. Frozen records only; nothing here does I/O
+or imports another harness layer."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
-ROUND_END_KINDS = ("settled", "void", "cancelled")
+_E = TypeVar("_E", bound=StrEnum)
+
+
+class RoundEventKind(StrEnum):
+    """What a round event says happened (the adapters map the server's own event names onto these)."""
+
+    OPENED = "opened"
+    CLOSED = "closed"  # betting closed
+    RESHAKE = "reshake"
+    PAUSED = "paused"
+    RESUMED = "resumed"
+    SETTLED = "settled"
+    VOID = "void"
+    CANCELLED = "cancelled"
+
+
+ROUND_END_KINDS = (RoundEventKind.SETTLED, RoundEventKind.VOID, RoundEventKind.CANCELLED)
+
+
+class RoundStatus(StrEnum):
+    """A round's status as a bet record (``round_status``) or an outcome file (``status``) states it. The three
+    ends have the words of the round-ending :class:`RoundEventKind` (``RoundStatus(kind)`` converts one)."""
+
+    IN_PROGRESS = "in_progress"
+    SETTLED = "settled"
+    VOID = "void"
+    CANCELLED = "cancelled"
+
+
+ROUND_END_STATUSES = (RoundStatus.SETTLED, RoundStatus.VOID, RoundStatus.CANCELLED)
+REFUNDED_STATUSES = (RoundStatus.VOID, RoundStatus.CANCELLED)  # every bet of such a round is returned
+
+
+class BetResult(StrEnum):
+    """A bet's result in a bet record."""
+
+    WIN = "win"
+    LOSE = "lose"
+    PUSH = "push"
+    REFUND = "refund"  # the round was void or cancelled: the stake is returned
+    PENDING = "pending"  # the round has not ended
+
+
+DECIDED_RESULTS = (BetResult.WIN, BetResult.LOSE, BetResult.PUSH)  # the bets a settled round decided
+
+
+class DeviceRole(StrEnum):
+    """The five devices at the table, by the lower-case names bench files, fault schedules and serial port names
+    use (the wire's ``Source`` spells them in capitals)."""
+
+    BOWL = "bowl"
+    SHAKER = "shaker"
+    READER = "reader"
+    LAMP = "lamp"
+    CONSOLE = "console"
+
+
+class OpType(StrEnum):
+    """The type of a history op, as in Jepsen: ``invoke`` starts an operation, which completes ``ok`` (it took
+    effect), ``fail`` (it certainly did not) or indeterminate (it may or may not have: Jepsen's ``info``).
+
+    The indeterminate member is named :attr:`INFO` after Jepsen, but its value stays ``"unknown"``: the value is
+    what the history hash covers, and ``"info"`` is already the bench's notes' value, so writing ``"info"`` would
+    change the hash of every shipped fault run and break the replay of every manifest recorded before.
+    """
+
+    INVOKE = "invoke"
+    OK = "ok"
+    FAIL = "fail"
+    INFO = "unknown"  # indeterminate (Jepsen's info); serialised "unknown", see above
+    NOTE = "info"  # the bench's own observation (a fault, a heal, a round seen closed), not a player's operation
+
+
+class OpFunction(StrEnum):
+    """What a history op did (Jepsen's ``f``): a player's ``bet`` or ``connect``; the bench's notes."""
+
+    BET = "bet"
+    CONNECT = "connect"
+    FAULT = "fault"  # a fault started
+    HEAL = "heal"  # a fault healed
+    PROBE = "probe"  # a steady-state probe
+    CLOSED = "closed"  # the bench saw the server close betting in a round
+    ENDED = "ended"  # the bench saw the server end a round
+    STUCK = "stuck"  # the server opened a round the table never saw open
+    CANCEL = "cancel"  # the bench's supervisor cancelled a round that did not end
+    SKIPPED = "skipped"  # a fault whose round ended before its phase came
+
+
+def parse_or_raw(kind: type[_E], text: str) -> _E | str:
+    """The member of ``kind`` whose value is ``text``, or ``text`` unchanged when no member has it: a server's
+    unknown word is kept as it sent it, for the judge to report as a difference rather than to fail on."""
+    try:
+        return kind(text)
+    except ValueError:
+        return text
+
+
+class OutcomeStatus(StrEnum):
+    """How a check or a run ended (OpenHTF's test outcomes): it passed, it failed a check, it stopped on an error,
+    it was aborted before the end, or it was refused (never ran)."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    ERROR = "ERROR"
+    ABORTED = "ABORTED"
+    REFUSED = "REFUSED"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A status and, unless it passed, why. Made with the named constructors; ``str()`` is the status, followed
+    by the reason in parentheses when there is one: ``PASS``, ``FAIL (3 differences)``."""
+
+    status: OutcomeStatus
+    reason: str = ""
+
+    @classmethod
+    def passed(cls) -> Outcome:
+        return cls(OutcomeStatus.PASS)
+
+    @classmethod
+    def failed(cls, reason: str) -> Outcome:
+        return cls(OutcomeStatus.FAIL, reason)
+
+    @classmethod
+    def error(cls, reason: str) -> Outcome:
+        return cls(OutcomeStatus.ERROR, reason)
+
+    @classmethod
+    def aborted(cls, reason: str) -> Outcome:
+        return cls(OutcomeStatus.ABORTED, reason)
+
+    @classmethod
+    def refused(cls, reason: str) -> Outcome:
+        return cls(OutcomeStatus.REFUSED, reason)
+
+    @property
+    def ok(self) -> bool:
+        """True for PASS."""
+        return self.status is OutcomeStatus.PASS
+
+    def __str__(self) -> str:
+        return f"{self.status} ({self.reason})" if self.reason else str(self.status)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +186,13 @@ class BetReply:
 class RoundEvent:
     """A round event as the server published it, normalised.
 
-    ``kind``: opened, closed, reshake, paused, resumed, settled, void, cancelled. ``clause`` for reshake, void
-    and cancelled; ``faces`` (4 of R/W) for settled; ``at`` the server's own time stamp; ``raw`` what it sent.
+    ``kind``: a :class:`RoundEventKind` (the adapter maps the server's event name; events of other kinds are not
+    round events and are left out). ``clause`` for reshake, void and cancelled; ``faces`` (4 of R/W) for settled;
+    ``at`` the server's own time stamp; ``raw`` what it sent.
     """
 
     round_id: str
-    kind: str
+    kind: RoundEventKind
     at: float
     clause: str = ""
     faces: str = ""
@@ -59,16 +206,17 @@ class RoundEvent:
 
 @dataclass(frozen=True, slots=True)
 class BetRecordRow:
-    """One row of a player's bet record (the BETS.csv columns of the shared formats)."""
+    """One row of a player's bet record (the BETS.csv columns of the shared formats). ``result`` and
+    ``round_status`` are members of :class:`BetResult` and :class:`RoundStatus` when the server used their words."""
 
     bet_id: str
     round_id: str
     player_id: str
     bet_type: str
     wagered: int
-    result: str  # win | lose | push | refund | pending
+    result: BetResult | str  # a server's unknown word is kept as sent (parse_or_raw), for the judge to report
     returned: int
-    round_status: str  # in_progress | settled | void | cancelled
+    round_status: RoundStatus | str  # likewise
     outcome: str  # 4 of R/W, or empty
     balance_before: int
     balance_after: int

@@ -29,7 +29,7 @@ from harness.bench.devices.lamp import LampDriver
 from harness.errors import AdapterError, XocdiaError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
-from harness.records import BetReply, PlayerSpec, RoundEvent
+from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
 from harness.wire.protocol.messages import DEVICES, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
@@ -220,13 +220,15 @@ class Rig:
     def open_round(self, table_sees: bool = True) -> str:
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
         table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError."""
-        known = {e.round_id for e in self.adapter.round_events() if e.kind == "opened"}
+        known = {e.round_id for e in self.adapter.round_events() if e.kind == RoundEventKind.OPENED}
         self.supervise("open")
         found: list[str] = []
 
         def opened() -> bool:
             found[:] = [
-                e.round_id for e in self.adapter.round_events() if e.kind == "opened" and e.round_id not in known
+                e.round_id
+                for e in self.adapter.round_events()
+                if e.kind == RoundEventKind.OPENED and e.round_id not in known
             ]
             return bool(found)
 

@@ -28,6 +28,7 @@ from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, 
 from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
 from harness.faults.schedule import Schedule, load_schedule
 from harness.faults.shrink import explore
+from harness.records import OpFunction, OpType
 
 
 def register(subparsers: Any) -> None:
@@ -109,9 +110,10 @@ def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int) -> in
 
 
 def _print(result: RunResult) -> None:
-    applied = [op.detail for op in result.history if op.f == "fault"]
+    applied = [op.detail for op in result.history if op.f == OpFunction.FAULT]
+    attempted = sum(1 for op in result.history if op.f == OpFunction.BET and op.type == OpType.INVOKE)
     print(f"seed {result.seed}: {result.rounds_played} rounds, {len(applied)} faults applied, "
-          f"{sum(1 for op in result.history if op.f == 'bet' and op.type == 'invoke')} bets attempted")  # fmt: skip
+          f"{attempted} bets attempted")  # fmt: skip
     for line in applied:
         print(f"  fault {line}")
     if result.aborted:

@@ -18,6 +18,7 @@ from harness.cert.steps.context import format_money
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.errors import AdapterError
 from harness.files import load_profile
+from harness.records import RoundEventKind
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)
 VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             for done in range(1, args.rounds + 1):
                 rid = rig.open_round()
                 end = rig.play_to_end(rid)
-                ends[end.kind if end.kind == "settled" else f"{end.kind} {end.clause}"] += 1
+                ends[end.kind if end.kind == RoundEventKind.SETTLED else f"{end.kind} {end.clause}"] += 1
                 progress.update(done)
                 if not progress.enabled:  # no terminal (CI logs): one line per round instead of the bar
                     print(

@@ -19,10 +19,11 @@ from dataclasses import replace
 from harness.bench.adapters.base import GameServerAdapter
 from harness.errors import AdapterError
 from harness.faults.fault_adapters import Faultable, ProxiedPlayers
-from harness.faults.links import PlayerLinks
+from harness.faults.links import PlayerLinks, RouteMode
 from harness.faults.proxy import FaultProxy
-from harness.faults.schedule import SERIAL_KINDS, TABLE_KINDS, Fault
+from harness.faults.schedule import PLAYER_KINDS, SERIAL_KINDS, TABLE_KINDS, Fault, FaultKind
 from harness.judge.history import History
+from harness.records import OpFunction, OpType
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 
 
@@ -43,7 +44,7 @@ class Sessions:
         try:
             self.adapter.connect(player)
         except AdapterError as exc:
-            self.history.add(self.clock(), player, "fail", "connect", detail=exc.code)
+            self.history.add(self.clock(), player, OpType.FAIL, OpFunction.CONNECT, detail=exc.code)
             return
         self.connected.add(player)
 
@@ -87,9 +88,9 @@ class Applier:
 
     def supports(self, f: Fault) -> str:
         """Why this bench cannot apply ``f`` ("" when it can)."""
-        if f.kind == "server_kill" and self.control is None:
+        if f.kind == FaultKind.SERVER_KILL and self.control is None:
             return "the bench's adapter cannot kill and restart its server"
-        if f.kind == "server_kill" and self.control is not None and not self.control.can_restart:
+        if f.kind == FaultKind.SERVER_KILL and self.control is not None and not self.control.can_restart:
             return (
                 "the bench's adapter is attached to a server it did not start (e.g. by URL) and cannot kill and "
                 "restart it; player and table faults work on this bench"
@@ -113,17 +114,17 @@ class Applier:
 
     # ------------------------------------------------------------------ firing
     def fire(self, f: Fault) -> None:
-        self.history.add(self.clock(), "bench", "info", "fault", detail=f.describe())
+        self.history.add(self.clock(), "bench", OpType.NOTE, OpFunction.FAULT, detail=f.describe())
         if f.kind in TABLE_KINDS:
             return  # applied by the table's script
         self.active.append((self.clock() + f.duration, f))
-        if f.kind == "server_kill":
+        if f.kind == FaultKind.SERVER_KILL:
             assert self.control is not None
             self.control.kill_server()
             self.sessions.connected.clear()
-        elif f.kind.startswith("player_"):
+        elif f.kind in PLAYER_KINDS:
             self.links.apply(f)
-            if f.kind == "player_disconnect":
+            if f.kind == FaultKind.PLAYER_DISCONNECT:
                 for p in self._who(f):
                     self.sessions.forget(p)
                     if p not in self.proxies:
@@ -142,14 +143,14 @@ class Applier:
     def heal(self, f: Fault) -> None:
         """Undo ``f`` (already removed from ``active``): restart the server once no kill is left, reconnect the
         players it had cut off, or recompute the line's faults."""
-        self.history.add(self.clock(), "bench", "info", "heal", detail=f.describe())
-        if f.kind == "server_kill":
-            if not any(a[1].kind == "server_kill" for a in self.active):
+        self.history.add(self.clock(), "bench", OpType.NOTE, OpFunction.HEAL, detail=f.describe())
+        if f.kind == FaultKind.SERVER_KILL:
+            if not any(a[1].kind == FaultKind.SERVER_KILL for a in self.active):
                 assert self.control is not None
                 self.control.restart_server()
                 for p in self.players:
                     self.sessions.connect(p)
-        elif f.kind.startswith("player_"):
+        elif f.kind in PLAYER_KINDS:
             back = self.links.heal(f)
             self.sync_proxies(self._who(f))
             for p in back:
@@ -182,7 +183,7 @@ class Applier:
             proxy = self.proxies.get(p)
             if proxy is not None:
                 route = self.links.route(p)
-                proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == "reset")
+                proxy.set(down=self.links.down(p), latency=route.delay, reset_replies=route.mode == RouteMode.RESET)
 
     def apply_serial(self, device: str) -> None:
         """Set the device line's fault rates and plug state from the serial faults active on it now. A latency the
@@ -192,20 +193,20 @@ class Applier:
         assert port is not None
         on = [f for _, f in self.active if f.kind in SERIAL_KINDS and f.target == device]
 
-        def most(kind: str, attr: str = "rate") -> float:
+        def most(kind: FaultKind, attr: str = "rate") -> float:
             return max((float(getattr(f, attr)) for f in on if f.kind == kind), default=0.0)
 
         rates = FaultRates(
-            flip=most("serial_flip"),
-            drop=most("serial_drop"),
-            duplicate=most("serial_duplicate"),
-            reorder=most("serial_reorder"),
-            latency=most("serial_latency", "delay"),
+            flip=most(FaultKind.SERIAL_FLIP),
+            drop=most(FaultKind.SERIAL_DROP),
+            duplicate=most(FaultKind.SERIAL_DUPLICATE),
+            reorder=most(FaultKind.SERIAL_REORDER),
+            latency=most(FaultKind.SERIAL_LATENCY, "delay"),
         )
         base = self._base_latency.setdefault(device, {d: lane.rates.latency for d, lane in port.lanes.items()})
         for d, lane in port.lanes.items():  # a line's own latency (the camera's, on the reader) stays under faults
             lane.rates = replace(rates, latency=base[d] + rates.latency) if base[d] else rates
-        unplugged = any(f.kind == "serial_unplug" for f in on)
+        unplugged = any(f.kind == FaultKind.SERIAL_UNPLUG for f in on)
         if unplugged and port.connected:
             port.unplug()
         elif not unplugged and not port.connected:
@@ -218,5 +219,5 @@ class Applier:
             port = self.serial_port(device)
             if port is not None:
                 rx, tx = port.counts("rx"), port.counts("tx")
-                out[device] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}
+                out[str(device)] = {str(k): rx[k] + tx[k] for k in rx if rx[k] + tx[k]}
         return out

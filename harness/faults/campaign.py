@@ -16,19 +16,32 @@ from harness.bench.config import load_bench
 from harness.errors import InputError
 from harness.faults.injector import InjectionRefused, run_schedule
 from harness.faults.schedule import schedule_from_text
+from harness.records import Outcome, OutcomeStatus
 
 
 @dataclass(frozen=True, slots=True)
 class SeedOutcome:
-    """One seed's verdict (what travels back from a worker)."""
+    """One seed's verdict (what travels back from a worker). ``outcome``: the run's
+    (:attr:`harness.faults.result.RunResult.outcome`), or REFUSED when the bench cannot run this seed's planned
+    faults (the seed did not run). ``passed``: the run's ledger verdict (an aborted run may still pass)."""
 
     seed: int
+    outcome: Outcome
     passed: bool
-    aborted: str
     violations: tuple[str, ...]
     history_hash: str
     rounds: int
-    refused: str = ""  # why the bench cannot run this seed's planned faults (the seed did not run); "" when it ran
+
+    @property
+    def aborted(self) -> str:
+        """Why the run stopped early (its ABORTED or ERROR outcome's reason); "" when it played to the end."""
+        stopped = self.outcome.status in (OutcomeStatus.ABORTED, OutcomeStatus.ERROR)
+        return self.outcome.reason if stopped else ""
+
+    @property
+    def refused(self) -> str:
+        """Why the seed did not run (its REFUSED outcome's reason); "" when it ran."""
+        return self.outcome.reason if self.outcome.status is OutcomeStatus.REFUSED else ""
 
 
 def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
@@ -38,11 +51,11 @@ def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
     try:
         result = run_schedule(load_bench(bench_ref), schedule_from_text(schedule_text), seed)
     except InjectionRefused as exc:
-        return SeedOutcome(seed, False, "", (), "", 0, refused=str(exc))
+        return SeedOutcome(seed, Outcome.refused(str(exc)), False, (), "", 0)
     return SeedOutcome(
         seed,
+        result.outcome,
         result.passed,
-        result.aborted,
         tuple(str(v) for v in result.report.violations),
         result.history_hash,
         result.rounds_played,
@@ -97,12 +110,12 @@ class CampaignSummary:
     @property
     def failing(self) -> list[SeedOutcome]:
         """Seeds that ran and failed a check."""
-        return [o for o in self.outcomes if not o.passed and not o.refused]
+        return [o for o in self.outcomes if not o.passed and o.outcome.status is not OutcomeStatus.REFUSED]
 
     @property
     def refused(self) -> list[SeedOutcome]:
         """Seeds that did not run: the bench cannot apply one of their planned faults."""
-        return [o for o in self.outcomes if o.refused]
+        return [o for o in self.outcomes if o.outcome.status is OutcomeStatus.REFUSED]
 
     @property
     def aborted(self) -> list[SeedOutcome]:

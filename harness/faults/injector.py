@@ -28,16 +28,16 @@ from harness.bench.config import Bench
 from harness.bench.rig import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchTimeout, Rig
 from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
-from harness.faults.links import PlayerLinks
+from harness.faults.links import PlayerLinks, RouteMode
 from harness.faults.prepare import InjectionRefused, prepare_bench, table_script
 from harness.faults.result import RunResult
 from harness.faults.schedule_model import SERIAL_KINDS, Fault, Schedule, plan
 from harness.judge.checkers import CheckReport, check_all
 from harness.judge.expect import ExpectedRound, expected_by_round_id
 from harness.judge.history import FinalRead, History, history_hash
-from harness.records import RoundEvent
+from harness.records import OpFunction, OpType, Outcome, RoundEvent, RoundEventKind
 from simulator.bets import BetType
-from simulator.events import BowlLifted, Revealed, ShakeStarted
+from simulator.events import BowlLifted, Revealed, RoundEnded, ShakeStarted
 
 __all__ = ["BET_TYPES", "InjectionRefused", "RunResult", "prepare_bench", "run_schedule", "table_script"]
 
@@ -104,7 +104,7 @@ class _Run:
         self.ended: set[str] = set()
         self.bet_counter = 0
         self.failed_probes = 0
-        self.aborted = ""
+        self.stopped: Outcome | None = None  # ABORTED or ERROR once something stopped the run early
         self.t0 = float(self.env.now)
         self.slice = SLICE_REAL_S if rig.bench.realtime else SLICE_VIRTUAL_S
 
@@ -126,18 +126,19 @@ class _Run:
                 if self.progress is not None:
                     self.progress(r, self.schedule.rounds, self.aborted)
         except Exception as exc:  # any failure ends the run; the rollback and the final read still happen
-            self.aborted = f"error: {type(exc).__name__}: {exc}"
+            self.stopped = Outcome.error(f"error: {type(exc).__name__}: {exc}")
         finally:
             self._rollback()
         try:
             self._finish_rounds()
             final = self._final_read()
         except (AdapterError, BenchTimeout) as exc:
-            self.aborted = self.aborted or f"final read failed: {exc}"
+            self.stopped = self.stopped or Outcome.error(f"final read failed: {exc}")
         report = CheckReport(())
         if final is not None:
             report = check_all(self.history.ops, final, self._expected(final.events))
         ops = tuple(self.history.ops)
+        judged = Outcome.passed() if report.passed else Outcome.failed(f"{len(report.violations)} violations")
         return RunResult(
             seed=self.seed,
             schedule_digest=self.schedule.digest(),
@@ -147,13 +148,22 @@ class _Run:
             report=report,
             history_hash=history_hash(ops, final),
             rounds_played=played,
-            aborted=self.aborted,
+            outcome=self.stopped or judged,
             serial_counts=self.applier.serial_counts(self.schedule.targets.devices),
         )
 
     @property
     def now(self) -> float:
         return float(self.env.now)
+
+    @property
+    def aborted(self) -> str:
+        """Why the run stopped early, or ""."""
+        return self.stopped.reason if self.stopped is not None else ""
+
+    def _note(self, f: OpFunction, **values: Any) -> None:
+        """Record one of the bench's own observations in the history."""
+        self.history.add(self.now, "bench", OpType.NOTE, f, **values)
 
     def _up(self) -> bool:
         return self.applier.server_up
@@ -177,7 +187,7 @@ class _Run:
                 except AdapterError:
                     pass
                 except BenchTimeout as exc:  # the server opened it but the table never saw the lamp open
-                    self.history.add(self.now, "bench", "info", "stuck", detail=str(exc))
+                    self._note(OpFunction.STUCK, detail=str(exc))
                     break
             self.env.run(until=self.now + 10 * self.slice)
         self._probe("open round", ok=False)
@@ -197,12 +207,12 @@ class _Run:
             self.env.run(until=self.now + self.slice)
 
     def _supervisor_cancel(self, rid: str) -> None:
-        self.history.add(self.now, "bench", "info", "cancel", round_id=rid, detail="round did not end in time")
+        self._note(OpFunction.CANCEL, round_id=rid, detail="round did not end in time")
         try:
             if self._up():
                 self.rig.supervise("cancel", "fault injection: round did not end")
         except AdapterError as exc:
-            self.history.add(self.now, "bench", "info", "cancel", round_id=rid, detail=f"refused: {exc.code}")
+            self._note(OpFunction.CANCEL, round_id=rid, detail=f"refused: {exc.code}")
         deadline = self.now + 2.0
         while rid not in self.ended and self.now < deadline:
             self.env.run(until=self.now + self.slice)
@@ -222,35 +232,39 @@ class _Run:
         cid = f"{player}-{self.bet_counter}"
         bet_type, stake = str(rng.choice(BET_TYPES)), rng.choice(self.schedule.stakes)
         fields: dict[str, Any] = {"client_bet_id": cid, "bet_type": bet_type, "stake": stake}
-        self.history.add(self.now, player, "invoke", "bet", **fields)
+        self.history.add(self.now, player, OpType.INVOKE, OpFunction.BET, **fields)
         route = self.links.route(player)
-        if route.mode == "down":
-            self.history.add(self.now, player, "fail", "bet", detail="disconnected: not sent", **fields)
+        if route.mode == RouteMode.DOWN:
+            self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail="disconnected: not sent", **fields)
             return
         if route.delay > 0 and player not in self.applier.proxies:  # a proxied link delays the bytes itself
             yield self.env.timeout(route.delay)
-        if route.mode == "blackhole":
-            self.history.add(self.now, player, "unknown", "bet", detail="blackhole: no reply", **fields)
+        if route.mode == RouteMode.BLACKHOLE:
+            self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail="blackhole: no reply", **fields)
             return
         self.sessions.connect(player)
-        proxied_reset = route.mode == "reset" and player in self.applier.proxies  # the proxy cuts the answer itself
+        reset = route.mode == RouteMode.RESET
+        proxied_reset = reset and player in self.applier.proxies  # the proxy cuts the answer itself
         try:
-            lose = route.mode == "reset" and not proxied_reset
+            lose = reset and not proxied_reset
             reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=lose)
         except AdapterError as exc:
             if exc.code == "not_connected":  # refused by the client before anything was sent
                 self.sessions.forget(player)
-                self.history.add(self.now, player, "fail", "bet", detail="not connected: not sent", **fields)
+                not_sent = "not connected: not sent"
+                self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail=not_sent, **fields)
             else:
-                self.history.add(self.now, player, "unknown", "bet", detail=exc.code, **fields)
+                self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail=exc.code, **fields)
             return
-        if route.mode == "reset":
+        if reset:
             self.sessions.forget(player)
-            self.history.add(self.now, player, "unknown", "bet", detail="connection reset before the reply", **fields)
+            lost = "connection reset before the reply"
+            self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail=lost, **fields)
         elif reply.accepted:
-            self.history.add(self.now, player, "ok", "bet", round_id=reply.round_id, bet_id=reply.bet_id, **fields)
+            ids = {"round_id": reply.round_id, "bet_id": reply.bet_id}
+            self.history.add(self.now, player, OpType.OK, OpFunction.BET, **ids, **fields)
         else:
-            self.history.add(self.now, player, "fail", "bet", detail=reply.code, **fields)
+            self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail=reply.code, **fields)
 
     # ------------------------------------------------------------------ watching phases, firing and healing
     def _watch(self) -> Generator[simpy.Event, Any, None]:
@@ -269,7 +283,7 @@ class _Run:
                 seen = self.truth_phases.setdefault(rnd, set())
                 if phase is not None:
                     seen.add(phase)
-                if event.kind == "round_ended":
+                if isinstance(event, RoundEnded):
                     seen.add("ended")
         self.truth_seen = len(truth)
         if self._up():
@@ -278,12 +292,12 @@ class _Run:
             except AdapterError:
                 events = []
             for e in events[self.events_seen :]:
-                if e.kind == "closed" and e.round_id not in self.closed_seen:
+                if e.kind == RoundEventKind.CLOSED and e.round_id not in self.closed_seen:
                     self.closed_seen.add(e.round_id)
-                    self.history.add(self.now, "bench", "info", "closed", round_id=e.round_id)
+                    self._note(OpFunction.CLOSED, round_id=e.round_id)
                 elif e.ends_round and e.round_id not in self.ended:
                     self.ended.add(e.round_id)
-                    self.history.add(self.now, "bench", "info", "ended", round_id=e.round_id, detail=e.kind)
+                    self._note(OpFunction.ENDED, round_id=e.round_id, detail=e.kind)
             self.events_seen = max(self.events_seen, len(events))
         if self.rid:
             sim = self.rig.driver.rounds.get(self.rid)
@@ -303,7 +317,7 @@ class _Run:
             f = self.faults[i]
             if f.at.time is None and f.at.round < self.round_no:
                 self.pending.remove(i)  # its round ended before reaching that phase
-                self.history.add(self.now, "bench", "info", "skipped", detail=f.describe())
+                self._note(OpFunction.SKIPPED, detail=f.describe())
             elif self._due(f):
                 self.pending.remove(i)
                 self.applier.fire(f)
@@ -315,10 +329,11 @@ class _Run:
                 ok = self._up() and self.rig.adapter.balance(self.schedule.player_ids[0]) >= 0
             except AdapterError:
                 ok = False
-        self.history.add(self.now, "bench", "ok" if ok else "fail", "probe", detail=when)
+        self.history.add(self.now, "bench", OpType.OK if ok else OpType.FAIL, OpFunction.PROBE, detail=when)
         self.failed_probes = 0 if ok else self.failed_probes + 1
-        if self.failed_probes >= self.schedule.abort_after_failed_probes and not self.aborted:
-            self.aborted = f"abort: {self.failed_probes} steady-state probes failed in a row (last: {when})"
+        if self.failed_probes >= self.schedule.abort_after_failed_probes and self.stopped is None:
+            why = f"abort: {self.failed_probes} steady-state probes failed in a row (last: {when})"
+            self.stopped = Outcome.aborted(why)
 
     def _rollback(self) -> None:
         """Heal every active fault and restore the server; runs on every path out of the run."""

@@ -13,15 +13,25 @@ server process. Both apply the same four faults:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
-from harness.faults.schedule import Fault
+from harness.faults.schedule import Fault, FaultKind
+
+
+class RouteMode(StrEnum):
+    """What a player's link does with a request sent now."""
+
+    OK = "ok"  # delivered (perhaps late)
+    DOWN = "down"  # the player is offline: not sent
+    BLACKHOLE = "blackhole"  # sent and lost: no reply
+    RESET = "reset"  # delivered, but the connection is reset before the reply
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """What happens to one request now: ``mode`` ok | down | blackhole | reset, plus extra ``delay`` seconds."""
+    """What happens to one request now: its :class:`RouteMode`, plus extra ``delay`` seconds."""
 
-    mode: str
+    mode: RouteMode
     delay: float = 0.0
 
 
@@ -46,7 +56,7 @@ class PlayerLinks:
             faults = self.active.get(p, [])
             if fault in faults:
                 faults.remove(fault)
-            if fault.kind in ("player_disconnect", "player_reset") and not self.down(p):
+            if fault.kind in (FaultKind.PLAYER_DISCONNECT, FaultKind.PLAYER_RESET) and not self.down(p):
                 back.append(p)
         return back
 
@@ -54,13 +64,20 @@ class PlayerLinks:
         self.active.clear()
 
     def down(self, player: str) -> bool:
-        return any(f.kind == "player_disconnect" for f in self.active.get(player, ()))
+        return any(f.kind == FaultKind.PLAYER_DISCONNECT for f in self.active.get(player, ()))
 
     def route(self, player: str) -> Route:
         """The route of a request sent now; disconnect beats blackhole beats reset; latencies add up."""
         faults = self.active.get(player, ())
-        delay = sum(f.delay for f in faults if f.kind == "player_latency")
-        for mode, kind in (("down", "player_disconnect"), ("blackhole", "player_blackhole"), ("reset", "player_reset")):
+        delay = sum(f.delay for f in faults if f.kind == FaultKind.PLAYER_LATENCY)
+        for mode, kind in _ROUTE_FAULTS:
             if any(f.kind == kind for f in faults):
                 return Route(mode, delay)
-        return Route("ok", delay)
+        return Route(RouteMode.OK, delay)
+
+
+_ROUTE_FAULTS = (  # in order of precedence
+    (RouteMode.DOWN, FaultKind.PLAYER_DISCONNECT),
+    (RouteMode.BLACKHOLE, FaultKind.PLAYER_BLACKHOLE),
+    (RouteMode.RESET, FaultKind.PLAYER_RESET),
+)

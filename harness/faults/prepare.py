@@ -14,14 +14,14 @@ from typing import Any
 from harness.bench.config import Bench
 from harness.errors import Refused
 from harness.faults.fault_adapters import faultable_adapter_path
-from harness.faults.schedule_model import Fault
+from harness.faults.schedule_model import Fault, FaultKind
 
 _TABLE_STEP = {
-    "table_standing": "standing",
-    "table_overlap": "overlap",
-    "table_touch": "touch",
-    "table_early_lift": "early_lift",
-    "table_no_shake": "forget_shake",
+    FaultKind.TABLE_STANDING: "standing",
+    FaultKind.TABLE_OVERLAP: "overlap",
+    FaultKind.TABLE_TOUCH: "touch",
+    FaultKind.TABLE_EARLY_LIFT: "early_lift",
+    FaultKind.TABLE_NO_SHAKE: "forget_shake",
 }
 
 
@@ -33,9 +33,9 @@ def table_script(faults: tuple[Fault, ...]) -> list[dict[str, Any]]:
     """The simulator script steps (``simulator.script``) that make the planned table incidents happen."""
     steps: list[dict[str, Any]] = []
     for f in faults:
-        if f.kind == "table_drop":
+        if f.kind == FaultKind.TABLE_DROP:
             steps.append({"round": f.at.round, "drop": f.item})
-        elif f.kind == "table_standing":
+        elif f.kind == FaultKind.TABLE_STANDING:
             steps.append({"round": f.at.round, "standing": [f.token]})
         elif f.kind in _TABLE_STEP:
             steps.append({"round": f.at.round, _TABLE_STEP[f.kind]: True})

@@ -9,11 +9,18 @@ from dataclasses import dataclass, field
 from harness.faults.schedule_model import Fault
 from harness.judge.checkers import CheckReport
 from harness.judge.history import FinalRead, Op
+from harness.records import Outcome, OutcomeStatus
 
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """Everything one run produced. ``aborted`` is empty when the run played every round."""
+    """Everything one run produced.
+
+    ``outcome``: how the run went. PASS: it played every round, took the final read, and no checker found a
+    violation; FAIL: a checker found violations; ABORTED: the steady-state probes stopped it before its last round
+    (liveness); ERROR: an error stopped it, or the final read failed. The reason of an ABORTED or ERROR outcome is
+    :attr:`aborted`. Whether the run is judged correct is :attr:`passed`, which a run that stopped early may be.
+    """
 
     seed: int
     schedule_digest: str
@@ -23,7 +30,7 @@ class RunResult:
     report: CheckReport
     history_hash: str
     rounds_played: int
-    aborted: str = ""
+    outcome: Outcome
     serial_counts: dict[str, dict[str, int]] = field(default_factory=dict)  # device → fault → frames hit
 
     @property
@@ -31,3 +38,9 @@ class RunResult:
         """The final read was taken and no checker found a violation (an aborted run may still pass: nothing it
         did was lost or wrong). A run whose final read failed cannot be judged and does not pass."""
         return self.final is not None and self.report.passed
+
+    @property
+    def aborted(self) -> str:
+        """Why the run stopped early (the reason of its ABORTED or ERROR outcome); "" when it played to the end."""
+        stopped = self.outcome.status in (OutcomeStatus.ABORTED, OutcomeStatus.ERROR)
+        return self.outcome.reason if stopped else ""

@@ -17,13 +17,16 @@ from harness.faults.schedule_model import (
     DROP_ITEMS,
     KIND_PARAMS,
     KINDS,
+    LATENCY_KINDS,
     PHASES,
     PLAYER_KINDS,
     SERIAL_KINDS,
+    SERIAL_RATE_KINDS,
     SERVER_KINDS,
     STAKES,
     TABLE_KINDS,
     Fault,
+    FaultKind,
     RandomFaults,
     Schedule,
     Targets,
@@ -31,19 +34,23 @@ from harness.faults.schedule_model import (
     plan,
 )
 from harness.files import Fields, parse_yaml, read_text
+from harness.records import DeviceRole
 
 __all__ = [
     "DEVICES",
     "DROP_ITEMS",
     "KINDS",
     "KIND_PARAMS",
+    "LATENCY_KINDS",
     "PHASES",
     "PLAYER_KINDS",
     "SERIAL_KINDS",
+    "SERIAL_RATE_KINDS",
     "SERVER_KINDS",
     "STAKES",
     "TABLE_KINDS",
     "Fault",
+    "FaultKind",
     "RandomFaults",
     "Schedule",
     "ScheduleError",
@@ -114,26 +121,26 @@ def _targets(c: Fields, raw: object) -> Targets:
     if not isinstance(devices, list):
         raise c.fail("targets.devices", f"must be a list of device names ({', '.join(DEVICES)})", devices)
     return Targets(
-        devices=tuple(c.choice(d, f"targets.devices[{i}]", DEVICES) for i, d in enumerate(devices)),
+        devices=tuple(DeviceRole(c.choice(d, f"targets.devices[{i}]", DEVICES)) for i, d in enumerate(devices)),
         players=c.flag(t.get("players", True), "targets.players"),
         server=c.flag(t.get("server", True), "targets.server"),
         table=c.flag(t.get("table", True), "targets.table"),
     )
 
 
-def _allowed(c: Fields, kind: str, where: str, targets: Targets) -> None:
+def _allowed(c: Fields, kind: FaultKind, where: str, targets: Targets) -> None:
     for kinds, ok, name in (
         (PLAYER_KINDS, targets.players, "players"),
         (SERVER_KINDS, targets.server, "server"),
         (TABLE_KINDS, targets.table, "table"),
     ):
         if kind in kinds and not ok:
-            raise c.fail(where, f"targets.{name} is false: this schedule may not inject {kind}", kind)
+            raise c.fail(where, f"targets.{name} is false: this schedule may not inject {kind}", str(kind))
 
 
 def _fault(c: Fields, raw: object, where: str, targets: Targets, pids: tuple[str, ...]) -> Fault:
     f = c.mapping(raw, where, _FAULT_KEYS)
-    kind = c.choice(f.get("kind"), f"{where}.kind", KINDS)
+    kind = FaultKind(c.choice(f.get("kind"), f"{where}.kind", KINDS))
     _allowed(c, kind, f"{where}.kind", targets)
     for key in ("rate", "delay", "item", "token"):
         if key in f and key not in KIND_PARAMS.get(kind, ()):
@@ -169,10 +176,10 @@ def _fault(c: Fields, raw: object, where: str, targets: Targets, pids: tuple[str
         at=trigger,
         target=target,
         duration=duration,
-        rate=c.number(f.get("rate", 0.3), f"{where}.rate", 0.0, 1.0) if kind in SERIAL_KINDS[:4] else 0.0,
-        delay=c.number(f.get("delay", 0.2), f"{where}.delay", 0.0, 60.0) if kind.endswith("_latency") else 0.0,
-        item=c.choice(f.get("item", "plate"), f"{where}.item", DROP_ITEMS) if kind == "table_drop" else "",
-        token=c.whole(f.get("token", 0), f"{where}.token", 0, 3) if kind == "table_standing" else 0,
+        rate=c.number(f.get("rate", 0.3), f"{where}.rate", 0.0, 1.0) if kind in SERIAL_RATE_KINDS else 0.0,
+        delay=c.number(f.get("delay", 0.2), f"{where}.delay", 0.0, 60.0) if kind in LATENCY_KINDS else 0.0,
+        item=c.choice(f.get("item", "plate"), f"{where}.item", DROP_ITEMS) if kind == FaultKind.TABLE_DROP else "",
+        token=c.whole(f.get("token", 0), f"{where}.token", 0, 3) if kind == FaultKind.TABLE_STANDING else 0,
     )
 
 
@@ -181,11 +188,13 @@ def _random(c: Fields, raw: object, targets: Targets) -> RandomFaults:
     kinds_raw = r.get("kinds", list(KINDS))
     if not isinstance(kinds_raw, list) or not kinds_raw:
         raise c.fail("random.kinds", f"must be a non-empty list of fault kinds ({', '.join(KINDS)})", kinds_raw)
-    kinds = tuple(c.choice(k, f"random.kinds[{i}]", KINDS) for i, k in enumerate(kinds_raw))
+    kinds = tuple(FaultKind(c.choice(k, f"random.kinds[{i}]", KINDS)) for i, k in enumerate(kinds_raw))
     for i, k in enumerate(kinds):
         _allowed(c, k, f"random.kinds[{i}]", targets)
     if any(k in SERIAL_KINDS for k in kinds) and not targets.devices:
-        raise c.fail("random.kinds", "serial kinds need at least one device in targets.devices", list(kinds))
+        raise c.fail(
+            "random.kinds", "serial kinds need at least one device in targets.devices", [str(k) for k in kinds]
+        )
     return RandomFaults(
         rate=c.number(r.get("rate", 0.5), "random.rate", 0.0, 20.0),
         kinds=kinds,

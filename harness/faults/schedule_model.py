@@ -11,27 +11,75 @@ from __future__ import annotations
 import hashlib
 import random
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from typing import Any
 
 import yaml
 
+from harness.records import DeviceRole
+
+
+class FaultKind(StrEnum):
+    """What a fault breaks (``docs/faults.md``): a device's serial line, a player's connection, the server
+    process, or the table (an incident the scripted table plays in its round)."""
+
+    SERIAL_FLIP = "serial_flip"
+    SERIAL_DROP = "serial_drop"
+    SERIAL_DUPLICATE = "serial_duplicate"
+    SERIAL_REORDER = "serial_reorder"
+    SERIAL_LATENCY = "serial_latency"
+    SERIAL_UNPLUG = "serial_unplug"
+    PLAYER_DISCONNECT = "player_disconnect"
+    PLAYER_LATENCY = "player_latency"
+    PLAYER_BLACKHOLE = "player_blackhole"
+    PLAYER_RESET = "player_reset"
+    SERVER_KILL = "server_kill"
+    TABLE_DROP = "table_drop"
+    TABLE_STANDING = "table_standing"
+    TABLE_OVERLAP = "table_overlap"
+    TABLE_TOUCH = "table_touch"
+    TABLE_EARLY_LIFT = "table_early_lift"
+    TABLE_NO_SHAKE = "table_no_shake"
+
+
 PHASES = ("betting_open", "shaking", "betting_closed", "reveal", "settling")
-DEVICES = ("bowl", "shaker", "reader", "lamp", "console")
-SERIAL_KINDS = ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder", "serial_latency", "serial_unplug")
-PLAYER_KINDS = ("player_disconnect", "player_latency", "player_blackhole", "player_reset")
-SERVER_KINDS = ("server_kill",)
-TABLE_KINDS = ("table_drop", "table_standing", "table_overlap", "table_touch", "table_early_lift", "table_no_shake")
+DEVICES = tuple(DeviceRole)
+SERIAL_KINDS = (
+    FaultKind.SERIAL_FLIP,
+    FaultKind.SERIAL_DROP,
+    FaultKind.SERIAL_DUPLICATE,
+    FaultKind.SERIAL_REORDER,
+    FaultKind.SERIAL_LATENCY,
+    FaultKind.SERIAL_UNPLUG,
+)
+SERIAL_RATE_KINDS = SERIAL_KINDS[:4]  # the serial kinds that hit a share (rate) of the frames
+PLAYER_KINDS = (
+    FaultKind.PLAYER_DISCONNECT,
+    FaultKind.PLAYER_LATENCY,
+    FaultKind.PLAYER_BLACKHOLE,
+    FaultKind.PLAYER_RESET,
+)
+SERVER_KINDS = (FaultKind.SERVER_KILL,)
+TABLE_KINDS = (
+    FaultKind.TABLE_DROP,
+    FaultKind.TABLE_STANDING,
+    FaultKind.TABLE_OVERLAP,
+    FaultKind.TABLE_TOUCH,
+    FaultKind.TABLE_EARLY_LIFT,
+    FaultKind.TABLE_NO_SHAKE,
+)
+LATENCY_KINDS = (FaultKind.SERIAL_LATENCY, FaultKind.PLAYER_LATENCY)  # they take a ``delay``
 KINDS = SERIAL_KINDS + PLAYER_KINDS + SERVER_KINDS + TABLE_KINDS
 DROP_ITEMS = ("bowl", "plate", "token")
 STAKES = (100, 200, 500, 1000)
 
 # Which optional parameters each kind takes (besides kind, at, target, duration).
-KIND_PARAMS: dict[str, tuple[str, ...]] = {
-    **{k: ("rate",) for k in ("serial_flip", "serial_drop", "serial_duplicate", "serial_reorder")},
-    "serial_latency": ("delay",),
-    "player_latency": ("delay",),
-    "table_drop": ("item",),
-    "table_standing": ("token",),
+KIND_PARAMS: dict[FaultKind, tuple[str, ...]] = {
+    **{k: ("rate",) for k in SERIAL_RATE_KINDS},
+    FaultKind.SERIAL_LATENCY: ("delay",),
+    FaultKind.PLAYER_LATENCY: ("delay",),
+    FaultKind.TABLE_DROP: ("item",),
+    FaultKind.TABLE_STANDING: ("token",),
 }
 
 
@@ -53,7 +101,7 @@ class Fault:
     """One concrete fault: ``kind``, what it hits (a device, a player id or ``all``, ``server``, ``table``),
     when it starts, how long it lasts (seconds; 0 for table incidents) and its parameters."""
 
-    kind: str
+    kind: FaultKind
     at: Trigger
     target: str
     duration: float = 0.0
@@ -64,9 +112,9 @@ class Fault:
 
     def to_data(self) -> dict[str, Any]:
         """The YAML mapping that :func:`harness.faults.schedule.parse_schedule` reads back as this fault."""
-        out: dict[str, Any] = {"kind": self.kind, "at": self.at.to_data()}
+        out: dict[str, Any] = {"kind": str(self.kind), "at": self.at.to_data()}  # plain text: YAML-safe
         if self.kind not in SERVER_KINDS and self.kind not in TABLE_KINDS:
-            out["target"] = self.target
+            out["target"] = str(self.target)
         if self.kind not in TABLE_KINDS:
             out["duration"] = self.duration
         for name in KIND_PARAMS.get(self.kind, ()):
@@ -83,7 +131,7 @@ class RandomFaults:
     """``rate`` faults per round on average, of ``enabled`` kinds drawn per seed from ``kinds``."""
 
     rate: float
-    kinds: tuple[str, ...]
+    kinds: tuple[FaultKind, ...]
     enabled: int
     max_duration: float = 1.0
 
@@ -92,7 +140,7 @@ class RandomFaults:
 class Targets:
     """What the schedule's faults may touch: these device lines, the players, the server, the table."""
 
-    devices: tuple[str, ...] = DEVICES
+    devices: tuple[DeviceRole, ...] = DEVICES
     players: bool = True
     server: bool = True
     table: bool = True
@@ -130,7 +178,7 @@ class Schedule:
             "bets_per_round": self.bets_per_round,
             "stakes": list(self.stakes),
             "targets": {
-                "devices": list(self.targets.devices),
+                "devices": [str(d) for d in self.targets.devices],  # plain text: YAML-safe
                 "players": self.targets.players,
                 "server": self.targets.server,
                 "table": self.targets.table,
@@ -141,7 +189,7 @@ class Schedule:
         if self.random is not None:
             out["random"] = {
                 "rate": self.random.rate,
-                "kinds": list(self.random.kinds),
+                "kinds": [str(k) for k in self.random.kinds],
                 "enabled": self.random.enabled,
                 "max_duration": self.random.max_duration,
             }
@@ -173,8 +221,9 @@ def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
                 kind = rng.choice(enabled)
                 phase = rng.choice(PHASES)
                 duration = round(rng.uniform(0.05, rf.max_duration), 3)
+                target: str
                 if kind in SERIAL_KINDS:
-                    target = rng.choice(devices)
+                    target = str(rng.choice(devices))
                 elif kind in PLAYER_KINDS:
                     target = rng.choice(("all", *schedule.player_ids))
                 else:
@@ -182,11 +231,11 @@ def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
                 fault = Fault(kind, Trigger(rnd, phase), target, duration)
                 if kind in TABLE_KINDS:
                     fault = replace(fault, at=Trigger(rnd, "betting_open"), duration=0.0)
-                    fault = replace(fault, item=rng.choice(DROP_ITEMS) if kind == "table_drop" else "")
-                    fault = replace(fault, token=rng.randrange(4) if kind == "table_standing" else 0)
-                elif kind.endswith("_latency"):
+                    fault = replace(fault, item=rng.choice(DROP_ITEMS) if kind == FaultKind.TABLE_DROP else "")
+                    fault = replace(fault, token=rng.randrange(4) if kind == FaultKind.TABLE_STANDING else 0)
+                elif kind in LATENCY_KINDS:
                     fault = replace(fault, delay=round(rng.uniform(0.01, 0.5), 3))
-                elif kind in SERIAL_KINDS[:4]:
+                elif kind in SERIAL_RATE_KINDS:
                     fault = replace(fault, rate=round(rng.uniform(0.05, 0.5), 3))
                 out.append(fault)
     order = {p: i for i, p in enumerate(PHASES)}

@@ -21,10 +21,13 @@ from harness.bench.config import Bench
 from harness.faults.injector import RunResult, run_schedule
 from harness.faults.schedule import (
     DEVICES,
+    LATENCY_KINDS,
     PHASES,
     SERIAL_KINDS,
+    SERIAL_RATE_KINDS,
     TABLE_KINDS,
     Fault,
+    FaultKind,
     Schedule,
     Trigger,
 )
@@ -42,24 +45,24 @@ class Exploration:
     failing: list[Schedule] = field(default_factory=list)
 
 
-def _fault(kind: str, target: str, rnd: int, phase: str, duration: float) -> Fault:
+def _fault(kind: FaultKind, target: str, rnd: int, phase: str, duration: float) -> Fault:
     if kind in TABLE_KINDS:
-        return Fault(kind, Trigger(rnd, "betting_open"), "table", item="plate" if kind == "table_drop" else "")
-    if kind == "server_kill":
+        return Fault(kind, Trigger(rnd, "betting_open"), "table", item="plate" if kind == FaultKind.TABLE_DROP else "")
+    if kind == FaultKind.SERVER_KILL:
         target = "server"
     elif kind in SERIAL_KINDS:
         target = target if target in DEVICES else "reader"
     elif target in DEVICES:
         target = "all"
-    rate = 0.5 if kind in SERIAL_KINDS[:4] else 0.0
-    delay = 0.3 if kind.endswith("_latency") else 0.0
+    rate = 0.5 if kind in SERIAL_RATE_KINDS else 0.0
+    delay = 0.3 if kind in LATENCY_KINDS else 0.0
     return Fault(kind, Trigger(rnd, phase), target, duration, rate=rate, delay=delay)
 
 
 def explore(
     bench: Bench,
     base: Schedule,
-    kinds: tuple[str, ...],
+    kinds: tuple[FaultKind, ...],
     out: Path,
     *,
     adapter: str | None = None,
@@ -84,7 +87,7 @@ def explore(
             phase=st.sampled_from(PHASES),
             duration=st.sampled_from((0.5, 1.0, 0.2, 2.0)),
         )
-        def add_fault(self, kind: str, who: str, rnd: int, phase: str, duration: float) -> None:
+        def add_fault(self, kind: FaultKind, who: str, rnd: int, phase: str, duration: float) -> None:
             self.faults.append(_fault(kind, who, rnd, phase, duration))
 
         @rule()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from harness.judge.expect import ExpectedRound, expected_bet
 from harness.judge.history import FinalRead, Op
-from harness.records import BetRecordRow, RoundEvent
+from harness.records import BetRecordRow, BetResult, OpFunction, OpType, RoundEvent, RoundEventKind, RoundStatus
 
 CHECKERS = (
     "lost",
@@ -72,6 +72,9 @@ class CheckReport:
         return out
 
 
+_LANDED = (OpType.OK, OpType.INFO)  # bets that may have reached the server: acknowledged or indeterminate
+
+
 def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
     out: dict[str, RoundEvent] = {}
     for e in events:
@@ -81,7 +84,7 @@ def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
 
 
 def _invokes(ops: Sequence[Op]) -> dict[tuple[str, str], Op]:
-    return {(op.process, op.client_bet_id): op for op in ops if op.f == "bet" and op.type == "invoke"}
+    return {(op.process, op.client_bet_id): op for op in ops if op.f == OpFunction.BET and op.type == OpType.INVOKE}
 
 
 def _rows_by_client(final: FinalRead) -> dict[tuple[str, str], list[BetRecordRow]]:
@@ -98,17 +101,17 @@ def check_lost(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Expec
     out: list[Violation] = []
     rows = _rows_by_client(final)
     for op in ops:
-        if op.f != "bet" or op.type not in ("ok", "unknown"):
+        if op.f != OpFunction.BET or op.type not in _LANDED:
             continue
         found = rows.get((op.process, op.client_bet_id), [])
         if not found:
-            if op.type == "ok":
+            if op.type == OpType.OK:
                 what = f"acknowledged bet {op.client_bet_id} missing from the bet record"
                 out.append(Violation("lost", what, op.round_id, op.bet_id, op.process))
             continue
         for row in found:
-            if row.result == "pending":
-                kind = "acknowledged" if op.type == "ok" else "unknown-outcome"
+            if row.result == BetResult.PENDING:
+                kind = "acknowledged" if op.type == OpType.OK else "unknown-outcome"
                 what = f"{kind} bet {op.client_bet_id} never settled nor refunded"
                 out.append(Violation("lost", what, row.round_id, row.bet_id, op.process))
     return out
@@ -151,14 +154,14 @@ def check_duplicate(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, 
     return out
 
 
-def _want(row_round: str, bet_type: str, stake: int, ends: Mapping[str, RoundEvent]) -> tuple[str, int] | None:
+def _want(row_round: str, bet_type: str, stake: int, ends: Mapping[str, RoundEvent]) -> tuple[BetResult, int] | None:
     """(result, returned) the paytable gives for the server's end of the round, or None when it has none."""
     end = ends.get(row_round)
     if end is None:
         return None
-    if end.kind != "settled":
-        return "refund", stake
-    exp = ExpectedRound(0, "settled", "GP-3", end.faces, 0)
+    if end.kind != RoundEventKind.SETTLED:
+        return BetResult.REFUND, stake
+    exp = ExpectedRound(0, RoundStatus.SETTLED, "GP-3", end.faces, 0)
     want = expected_bet(exp, bet_type, stake)
     return want.result, want.returned
 
@@ -170,8 +173,8 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
     ends = _ends(final.events)
     for rid, end in sorted(ends.items()):
         exp = expected.get(rid)
-        if end.kind == "settled" and exp is not None:
-            if exp.status != "settled":
+        if end.kind == RoundEventKind.SETTLED and exp is not None:
+            if exp.status != RoundStatus.SETTLED:
                 out.append(
                     Violation(
                         "payout",
@@ -216,10 +219,10 @@ def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[s
     rows = _rows_by_client(final)
     want = sum(final.opening.values())
     for op in ops:
-        if op.f != "bet" or op.type not in ("ok", "unknown"):
+        if op.f != OpFunction.BET or op.type not in _LANDED:
             continue
         found = rows.get((op.process, op.client_bet_id))
-        if op.type == "unknown" and not found:
+        if op.type == OpType.INFO and not found:
             continue
         rid = op.round_id or (found[0].round_id if found else "")
         result = _want(rid, op.bet_type, op.stake, ends)
@@ -230,7 +233,13 @@ def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[s
     return []
 
 
-_RANK = {"opened": 0, "closed": 1, "settled": 2, "void": 2, "cancelled": 2}
+_RANK = {
+    RoundEventKind.OPENED: 0,
+    RoundEventKind.CLOSED: 1,
+    RoundEventKind.SETTLED: 2,
+    RoundEventKind.VOID: 2,
+    RoundEventKind.CANCELLED: 2,
+}
 
 
 def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
@@ -242,7 +251,7 @@ def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str
         rank = _RANK.get(e.kind)
         last = state.get(e.round_id)
         if last is None:
-            if e.kind != "opened":
+            if e.kind != RoundEventKind.OPENED:
                 out.append(Violation("round_order", f"{e.kind} before the round was opened", e.round_id))
             state[e.round_id] = rank if rank is not None else 0
             continue
@@ -260,9 +269,9 @@ def check_after_close(ops: Sequence[Op], final: FinalRead, expected: Mapping[str
     closed_at: dict[str, int] = {}
     out: list[Violation] = []
     for op in ops:
-        if op.f == "closed" and op.round_id not in closed_at:
+        if op.f == OpFunction.CLOSED and op.round_id not in closed_at:
             closed_at[op.round_id] = op.index
-        elif op.f == "bet" and op.type == "ok" and op.round_id in closed_at:
+        elif op.f == OpFunction.BET and op.type == OpType.OK and op.round_id in closed_at:
             what = f"bet {op.client_bet_id} acknowledged after betting closed (seen at op {closed_at[op.round_id]})"
             out.append(Violation("after_close", what, op.round_id, op.bet_id, op.process))
     return out

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.judge.paytable import PAYTABLE, returned
-from harness.records import RoundEvent
+from harness.records import BetResult, RoundEvent, RoundEventKind, RoundStatus
 from simulator.bets import BetType
-from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded, RoundStatus
+from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +23,7 @@ class ExpectedRound:
     """The oracle's statement about one round (sim round number ``round``)."""
 
     round: int
-    status: str  # settled | void | cancelled
+    status: str  # a RoundStatus end (settled | void | cancelled), or one of the oracle's NOT_STARTED | UNFINISHED
     clause: str  # the rule that decides it: GP-3 for a plain settlement, else SH-4a/SH-4b/SH-5/ERR-3
     faces: str  # 4 of R/W when settled, else ""
     reshakes: int
@@ -31,14 +31,14 @@ class ExpectedRound:
 
     @property
     def reds(self) -> int | None:
-        return self.faces.count("R") if self.status == "settled" else None
+        return self.faces.count("R") if self.status == RoundStatus.SETTLED else None
 
 
 @dataclass(frozen=True, slots=True)
 class ExpectedBet:
     """What one bet must get: result (win/lose/push/refund/pending), amount returned, and the clause."""
 
-    result: str
+    result: BetResult
     returned: int
     clause: str
 
@@ -55,10 +55,11 @@ def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[in
         elif isinstance(event, Reshake):
             reshakes[event.round] = event.count
         elif isinstance(event, RoundEnded):
-            settled = event.status is RoundStatus.SETTLED
+            status = RoundStatus(event.status)  # the table's verdict, in the records' words
+            settled = status == RoundStatus.SETTLED
             out[event.round] = ExpectedRound(
                 event.round,
-                str(event.status),
+                status,
                 "GP-3" if settled else str(event.clause),
                 str(event.faces) if settled else "",
                 event.reshakes,
@@ -66,7 +67,7 @@ def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[in
             )
     for round_no in cancelled_by_supervisor:
         if round_no not in out:
-            out[round_no] = ExpectedRound(round_no, "cancelled", "ERR-3", "", reshakes.get(round_no, 0))
+            out[round_no] = ExpectedRound(round_no, RoundStatus.CANCELLED, "ERR-3", "", reshakes.get(round_no, 0))
     return out
 
 
@@ -86,7 +87,7 @@ def expected_by_round_id(
     if server_clock_is_sim:
         closed_at: dict[str, float] = {}
         for event in server_events:
-            if event.kind == "closed":
+            if event.kind == RoundEventKind.CLOSED:
                 closed_at.setdefault(event.round_id, event.at)
         for rid, exp in expected.items():
             if rid in closed_at:
@@ -104,7 +105,7 @@ def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: fl
     keeps the table's verdict: the table stopped there, and what a re-shake or a rearrangement would have shown is
     not known. Any other ``exp`` is returned unchanged.
     """
-    if exp.status != "void" or exp.clause != "SH-4b":
+    if exp.status != RoundStatus.VOID or exp.clause != "SH-4b":
         return exp
     lift: BowlLifted | None = None
     for event in truth:
@@ -114,10 +115,10 @@ def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: fl
             if lift.t < closed_at:
                 return exp
             if lift.touched:
-                return ExpectedRound(exp.round, "void", "SH-5", "", exp.reshakes)
+                return ExpectedRound(exp.round, RoundStatus.VOID, "SH-5", "", exp.reshakes)
             if "S" in event.faces or event.overlap:
                 return exp
-            return ExpectedRound(exp.round, "settled", "GP-3", event.faces, exp.reshakes)
+            return ExpectedRound(exp.round, RoundStatus.SETTLED, "GP-3", event.faces, exp.reshakes)
     return exp
 
 
@@ -129,15 +130,15 @@ def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> Expect
     """
     bet = BetType(bet_type)
     if rnd is None:
-        return ExpectedBet("pending", 0, "DC-2")
-    if rnd.status != "settled":
-        return ExpectedBet("refund", stake, rnd.clause)
+        return ExpectedBet(BetResult.PENDING, 0, "DC-2")
+    if rnd.status != RoundStatus.SETTLED:
+        return ExpectedBet(BetResult.REFUND, stake, rnd.clause)
     reds = rnd.faces.count("R")
     rule = PAYTABLE[bet]
     if reds in rule.wins:
-        result = "win"
+        result = BetResult.WIN
     elif reds in rule.pushes:
-        result = "push"
+        result = BetResult.PUSH
     else:
-        result = "lose"
+        result = BetResult.LOSE
     return ExpectedBet(result, returned(bet, reds, stake), rule.clause)

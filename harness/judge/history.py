@@ -1,14 +1,16 @@
-"""The run's history, Jepsen style: every player operation as ``invoke`` then ``ok`` / ``fail`` / ``unknown``,
-plus the bench's own observations (a round seen closed, faults starting and healing, probes), and the final read
-taken after every fault has healed.
+"""The run's history, Jepsen style: every player operation as ``invoke`` then ``ok`` / ``fail`` / indeterminate
+(:attr:`~harness.records.OpType.INFO`, Jepsen's ``info``, written ``unknown``), plus the bench's own notes
+(:attr:`~harness.records.OpType.NOTE`, written ``info``: a round seen closed, faults starting and healing, probes),
+and the final read taken after every fault has healed.
 
 ``ok``: the server acknowledged the bet (it has a bet id). ``fail``: the bet certainly did not land (the
-server refused it, or the player was disconnected and never sent it). ``unknown``: the request may or may not
+server refused it, or the player was disconnected and never sent it). Indeterminate: the request may or may not
 have reached the server (reply lost, connection reset, blackhole, server unreachable mid-call); such a bet may
 be absent from the final read, but if present must be resolved exactly once.
 
 :func:`history_hash` is the SHA-256 of the canonical JSON of the history and the final read: on the in-process
-bench the same seed and schedule give the same hash, byte for byte.
+bench the same seed and schedule give the same hash, byte for byte. Op types and functions are serialised as
+their text (``unknown`` for :attr:`~harness.records.OpType.INFO`), so the hash is the one recorded manifests hold.
 """
 
 from __future__ import annotations
@@ -19,21 +21,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.records import BetRecordRow, RoundEvent
+from harness.records import BetRecordRow, OpFunction, OpType, RoundEvent
 
-OP_TYPES = ("invoke", "ok", "fail", "unknown", "info")
+OP_TYPES = tuple(OpType)
 
 
 @dataclass(frozen=True, slots=True)
 class Op:
     """One history entry. ``process`` is a player id or ``bench``; ``f`` what was done (``bet``, ``closed``,
-    ``fault``, ``heal``, ``probe``, ``restart``...). Bet fields are set for ``f == "bet"``."""
+    ``fault``, ``heal``, ``probe``...: :class:`~harness.records.OpFunction`). Bet fields are set for bets."""
 
     index: int
     t: float
     process: str
-    type: str
-    f: str
+    type: OpType
+    f: OpFunction
     client_bet_id: str = ""
     bet_type: str = ""
     stake: int = 0
@@ -48,16 +50,16 @@ class History:
 
     ops: list[Op] = field(default_factory=list)
 
-    def add(self, t: float, process: str, type_: str, f: str, **values: Any) -> Op:
-        """Append an op at bench time ``t``. Raises ValueError for an unknown op type."""
+    def add(self, t: float, process: str, type_: OpType, f: OpFunction, **values: Any) -> Op:
+        """Append an op at bench time ``t``. Raises ValueError for an unknown op type or function."""
         if type_ not in OP_TYPES:
             raise ValueError(f"op type must be one of {', '.join(OP_TYPES)}; got {type_!r}")
-        op = Op(len(self.ops), round(t, 6), process, type_, f, **values)
+        op = Op(len(self.ops), round(t, 6), process, OpType(type_), OpFunction(f), **values)
         self.ops.append(op)
         return op
 
     def bets(self) -> list[Op]:
-        return [op for op in self.ops if op.f == "bet"]
+        return [op for op in self.ops if op.f == OpFunction.BET]
 
 
 @dataclass(frozen=True, slots=True)

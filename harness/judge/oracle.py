@@ -11,13 +11,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.judge.expect import ExpectedRound, expected_bet, expected_by_round_id
-from harness.records import BetRecordRow, BetReply, RoundEvent
+from harness.records import (
+    BetRecordRow,
+    BetReply,
+    Outcome,
+    RoundEvent,
+    RoundEventKind,
+    RoundStatus,
+)
 from simulator.events import Event
 
 RESHAKE_CLAUSE = "SH-2/SH-3"
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
 UNFINISHED = "unfinished"  # the table was still playing the round (no verdict) when the server ended it
-_REFUNDED = ("void", "cancelled")
+_REFUNDED = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +77,16 @@ class Verdict:
     expected: Mapping[str, ExpectedRound] = field(default_factory=dict)
 
     @property
+    def outcome(self) -> Outcome:
+        """PASS, or FAIL naming how many differences were found."""
+        return Outcome.failed(f"{len(self.differences)} differences") if self.differences else Outcome.passed()
+
+    @property
     def passed(self) -> bool:
-        return not self.differences
+        return self.outcome.ok
 
     def summary(self) -> str:
-        head = "PASS" if self.passed else f"FAIL ({len(self.differences)} differences)"
-        lines = [f"oracle: {head}: {self.rounds_checked} rounds, {self.bets_checked} bets checked"]
+        lines = [f"oracle: {self.outcome}: {self.rounds_checked} rounds, {self.bets_checked} bets checked"]
         lines += [f"  - {d}" for d in self.differences]
         return "\n".join(lines)
 
@@ -88,7 +99,7 @@ def judge(obs: Observation) -> Verdict:
     )
     for event in obs.server_events:
         rid = event.round_id
-        if rid in expected or not (event.kind == "opened" or event.ends_round):
+        if rid in expected or not (event.kind == RoundEventKind.OPENED or event.ends_round):
             continue
         if rid not in obs.rounds:
             # The table never saw it open (whether or not the server reported opening it): never started.
@@ -115,7 +126,7 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
             if event.round_id in ends:
                 out.append(Difference(event.round_id, "", "GLI 2.8.2", "round ended twice", "one end", event.kind))
             ends.setdefault(event.round_id, event)
-        elif event.kind == "reshake":
+        elif event.kind == RoundEventKind.RESHAKE:
             reshakes[event.round_id] = reshakes.get(event.round_id, 0) + 1
     for rid, exp in sorted(expected.items(), key=lambda kv: kv[1].round):
         end = ends.get(rid)
@@ -133,12 +144,12 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
         if end.kind != exp.status:
             out.append(Difference(rid, "", exp.clause, "round status", _describe(exp), _describe_event(end)))
             continue
-        if exp.status == "settled" and end.faces != exp.faces:
+        if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
             clause = "SH-1" if exp.overlap else "EQ-3"
             out.append(Difference(rid, "", clause, "outcome", exp.faces, end.faces))
-        elif exp.status != "settled" and end.clause != exp.clause:
+        elif exp.status != RoundStatus.SETTLED and end.clause != exp.clause:
             out.append(Difference(rid, "", exp.clause, "clause", exp.clause, end.clause or "(none)"))
-        if exp.status == "settled" and reshakes.get(rid, 0) != exp.reshakes:
+        if exp.status == RoundStatus.SETTLED and reshakes.get(rid, 0) != exp.reshakes:
             got = str(reshakes.get(rid, 0))
             out.append(Difference(rid, "", RESHAKE_CLAUSE, "re-shakes", str(exp.reshakes), got))
     return out
@@ -149,7 +160,7 @@ def _check_bets(
 ) -> list[Difference]:
     """Each bet's result and amount against the rules; its round status against the server's own round events
     (the bet record and the round history must agree: GLI 4.14.2)."""
-    ended = {e.round_id: e.kind for e in events if e.ends_round}
+    ended = {e.round_id: RoundStatus(e.kind) for e in events if e.ends_round}
     out: list[Difference] = []
     for row in rows:
         exp_round = expected.get(row.round_id)
@@ -168,7 +179,7 @@ def _check_bets(
                     str(row.returned),
                 )
             )
-        published = ended.get(row.round_id, "in_progress")
+        published = ended.get(row.round_id, RoundStatus.IN_PROGRESS)
         if row.round_status != published:
             what = "round status in the bet record vs the round's events"
             out.append(Difference(row.round_id, row.bet_id, "GLI 4.14.2", what, published, row.round_status))
@@ -209,12 +220,12 @@ def _check_sent(obs: Observation) -> list[Difference]:
 
 
 def _describe(exp: ExpectedRound) -> str:
-    if exp.status == "settled":
+    if exp.status == RoundStatus.SETTLED:
         return f"settled on {exp.faces}"
     return f"{exp.status} ({exp.clause})"
 
 
 def _describe_event(event: RoundEvent) -> str:
-    if event.kind == "settled":
+    if event.kind == RoundEventKind.SETTLED:
         return f"settled on {event.faces}"
     return f"{event.kind} ({event.clause or '-'})"

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from harness.records import BetResult
 from simulator.bets import BetType
 
 STAKE_QUANTUM = 50
@@ -50,8 +51,8 @@ def check_stake(stake: int) -> None:
         raise ValueError(f"stake must be a positive multiple of {STAKE_QUANTUM} minor units, got {stake}")
 
 
-def outcome(bet: BetType, reds: int) -> str:
-    """``"win"``, ``"push"`` or ``"lose"`` for ``bet`` when ``reds`` tokens show red.
+def outcome(bet: BetType, reds: int) -> BetResult:
+    """``win``, ``push`` or ``lose`` for ``bet`` when ``reds`` tokens show red.
 
     Raises:
         ValueError: ``reds`` outside 0..4.
@@ -60,8 +61,8 @@ def outcome(bet: BetType, reds: int) -> str:
         raise ValueError(f"reds must be 0..4, got {reds!r}")
     rule = PAYTABLE[BetType(bet)]
     if reds in rule.wins:
-        return "win"
-    return "push" if reds in rule.pushes else "lose"
+        return BetResult.WIN
+    return BetResult.PUSH if reds in rule.pushes else BetResult.LOSE
 
 
 def returned(bet: BetType, reds: int, stake: int) -> int:
@@ -74,8 +75,8 @@ def returned(bet: BetType, reds: int, stake: int) -> int:
     """
     check_stake(stake)
     result = outcome(bet, reds)
-    if result == "win":
+    if result == BetResult.WIN:
         total = stake * (1 + PAYTABLE[BetType(bet)].odds)
         assert total.denominator == 1  # guaranteed by STAKE_QUANTUM
         return int(total)
-    return stake if result == "push" else 0
+    return stake if result == BetResult.PUSH else 0

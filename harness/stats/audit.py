@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from harness.judge import paytable
+from harness.records import DECIDED_RESULTS, REFUNDED_STATUSES, BetResult, RoundStatus
 from harness.stats import plots
 from harness.stats.event_log import is_event_log, read_event_log
 from harness.stats.exact import bet_math
@@ -130,9 +131,9 @@ def settlement_mismatches(bets: list[BetRecord]) -> tuple[str, ...]:
     """Bet ids whose ``returned``/``result`` disagree with the paytable (refunds must return the stake)."""
     bad: list[str] = []
     for b in bets:
-        if b.round_status in ("void", "cancelled"):
-            ok = b.result == "refund" and b.returned == b.wagered
-        elif b.round_status == "settled" and b.reds is not None:
+        if b.round_status in REFUNDED_STATUSES:
+            ok = b.result == BetResult.REFUND and b.returned == b.wagered
+        elif b.round_status == RoundStatus.SETTLED and b.reds is not None:
             try:
                 want = paytable.returned(b.bet_type, b.reds, b.wagered)
             except ValueError:
@@ -140,7 +141,7 @@ def settlement_mismatches(bets: list[BetRecord]) -> tuple[str, ...]:
             else:
                 ok = b.returned == want and b.result == paytable.outcome(b.bet_type, b.reds)
         else:
-            ok = b.result == "pending"
+            ok = b.result == BetResult.PENDING
         if not ok:
             bad.append(b.bet_id)
     return tuple(bad)
@@ -194,7 +195,7 @@ def _named(path: Path, reader: Callable[[Path], list[T]]) -> list[T]:
 
 def _plots(out: Path, stream: OutcomeArrays, bets: list[BetRecord], looks: list[Look]) -> tuple[Path, ...]:
     reds = stream.reds[stream.settled]
-    decided = [b for b in bets if b.result in ("win", "lose", "push")]
+    decided = [b for b in bets if b.result in DECIDED_RESULTS]
     if decided:
         returned = np.array([b.returned for b in decided], dtype=np.float64)
         wagered = np.array([b.wagered for b in decided], dtype=np.float64)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.records import RoundStatus
 from harness.stats.readers import RecordError, RoundOutcome
 from simulator.eventlog import read_jsonl
 from simulator.events import Event, RoundEnded
@@ -29,7 +30,7 @@ def is_event_log(path: Path) -> bool:
 def rounds_from_events(events: Iterable[Event]) -> list[RoundOutcome]:
     """One outcome per ``RoundEnded`` event, in log order."""
     return [
-        RoundOutcome(str(e.round), e.status.value, e.faces, e.reds, e.reshakes)
+        RoundOutcome(str(e.round), RoundStatus(e.status), e.faces, e.reds, e.reshakes)
         for e in events
         if isinstance(e, RoundEnded)
     ]

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
 
+from harness.records import DECIDED_RESULTS, BetResult
 from harness.stats.exact import Z_TWO_SIDED, bet_math
 from simulator.bets import BetType
 
-DECIDED = frozenset({"win", "lose", "push"})
+DECIDED = frozenset(DECIDED_RESULTS)
 
 
 class BetLike(Protocol):
@@ -94,8 +95,8 @@ def measured_rtp(records: Iterable[BetLike], confidence: int = 99) -> list[RtpLi
 
 def _line(bet: BetType | None, items: list[_Bet], confidence: int) -> RtpLine:
     decided = [b for b in items if b.result in DECIDED]
-    refunds = [b for b in items if b.result == "refund"]
-    pending = sum(1 for b in items if b.result == "pending")
+    refunds = [b for b in items if b.result == BetResult.REFUND]
+    pending = sum(1 for b in items if b.result == BetResult.PENDING)
     wagered = sum(b.wagered for b in decided)
     returned = sum(b.returned for b in decided)
     if wagered:

@@ -18,13 +18,18 @@ import csv
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from harness.errors import InputError
+from harness.records import ROUND_END_STATUSES, BetResult, RoundStatus
 from simulator.bets import BetType
+
+_E = TypeVar("_E", bound=StrEnum)
 
 OUTCOME_COLUMNS = ("round_id", "status", "faces", "reds", "reshakes", "ended_at")
 BET_COLUMNS = (
@@ -43,9 +48,9 @@ BET_COLUMNS = (
     "balance_before",
     "balance_after",
 )
-ROUND_STATUSES = ("settled", "void", "cancelled")
-BET_ROUND_STATUSES = ("in_progress", "settled", "void", "cancelled")
-BET_RESULTS = ("win", "lose", "push", "refund", "pending")
+ROUND_STATUSES = ROUND_END_STATUSES  # an OUTCOMES.csv status
+BET_ROUND_STATUSES = tuple(RoundStatus)  # a BETS.csv round_status
+BET_RESULTS = tuple(BetResult)
 
 
 class RecordError(InputError):
@@ -57,7 +62,7 @@ class RoundOutcome:
     """One round of an outcome stream. ``faces``/``reds`` are ``None`` unless the round settled."""
 
     round_id: str
-    status: str
+    status: RoundStatus
     faces: str | None
     reds: int | None
     reshakes: int
@@ -70,9 +75,9 @@ class BetRecord:
     player_id: str
     bet_type: BetType
     wagered: int
-    result: str
+    result: BetResult
     returned: int
-    round_status: str
+    round_status: RoundStatus
     outcome: str | None
     reds: int | None
 
@@ -81,7 +86,7 @@ class BetRecord:
 class OutcomeArrays:
     """An outcome stream as arrays, in round order. ``reds``/``patterns`` are -1 where unknown."""
 
-    status: tuple[str, ...]
+    status: tuple[RoundStatus, ...]
     reds: npt.NDArray[np.int64]
     patterns: npt.NDArray[np.int64]
     reshakes: npt.NDArray[np.int64]
@@ -124,7 +129,7 @@ def read_outcomes(path: Path) -> list[RoundOutcome]:
     return [
         _outcome_row(row, line)
         for line, row in _rows(path, OUTCOME_COLUMNS)
-        if not (row["status"] == "in_progress" and not (row["faces"] or row["reds"] or row["ended_at"]))
+        if not (row["status"] == RoundStatus.IN_PROGRESS and not (row["faces"] or row["reds"] or row["ended_at"]))
     ]
 
 
@@ -143,10 +148,10 @@ def rounds_from_bets(bets: Iterable[BetRecord]) -> list[RoundOutcome]:
     """
     seen: dict[str, RoundOutcome] = {}
     for bet in bets:
-        if bet.round_status == "in_progress":
+        if bet.round_status == RoundStatus.IN_PROGRESS:
             continue
-        faces = bet.outcome if bet.round_status == "settled" else None
-        reds = bet.reds if bet.round_status == "settled" else None
+        faces = bet.outcome if bet.round_status == RoundStatus.SETTLED else None
+        reds = bet.reds if bet.round_status == RoundStatus.SETTLED else None
         this = RoundOutcome(bet.round_id, bet.round_status, faces, reds, 0)
         known = seen.setdefault(bet.round_id, this)
         if known != this:
@@ -166,7 +171,7 @@ def arrays_from_patterns(patterns: npt.NDArray[np.integer]) -> OutcomeArrays:
     """An all-settled :class:`OutcomeArrays` from token patterns (e.g. a seeded generator's output)."""
     pats = patterns.astype(np.int64)
     reds = np.bitwise_count(pats.astype(np.uint8)).astype(np.int64)
-    return OutcomeArrays(("settled",) * len(pats), reds, pats, np.zeros(len(pats), dtype=np.int64))
+    return OutcomeArrays((RoundStatus.SETTLED,) * len(pats), reds, pats, np.zeros(len(pats), dtype=np.int64))
 
 
 def _pattern(faces: str | None) -> int:
@@ -220,11 +225,13 @@ def _int(row: dict[str, str], column: str, line: int, low: int, high: int | None
     return value
 
 
-def _choice(row: dict[str, str], column: str, line: int, allowed: Sequence[str]) -> str:
+def _choice(row: dict[str, str], column: str, line: int, allowed: Sequence[_E]) -> _E:
+    """The member of ``allowed`` the column names. Raises RecordError naming the allowed words."""
     value = row[column]
-    if value not in allowed:
-        raise _fail(line, column, value, "one of " + "|".join(allowed))
-    return value
+    for member in allowed:
+        if member == value:
+            return member
+    raise _fail(line, column, value, "one of " + "|".join(allowed))
 
 
 def _faces(row: dict[str, str], column: str, line: int) -> str | None:
@@ -266,7 +273,7 @@ def _settled_outcome(row: dict[str, str], line: int, settled: bool, faces_col: s
 
 def _outcome_row(row: dict[str, str], line: int) -> RoundOutcome:
     status = _choice(row, "status", line, ROUND_STATUSES)
-    faces, reds = _settled_outcome(row, line, status == "settled", "faces")
+    faces, reds = _settled_outcome(row, line, status == RoundStatus.SETTLED, "faces")
     _time(row, "ended_at", line)
     return RoundOutcome(row["round_id"], status, faces, reds, _int(row, "reshakes", line, 0))
 
@@ -278,7 +285,7 @@ def _bet_row(row: dict[str, str], line: int) -> BetRecord:
         raise _fail(line, "bet_type", row["bet_type"], "one of " + "|".join(BetType)) from None
     round_status = _choice(row, "round_status", line, BET_ROUND_STATUSES)
     result = _choice(row, "result", line, BET_RESULTS)
-    faces, reds = _settled_outcome(row, line, round_status == "settled", "outcome")
+    faces, reds = _settled_outcome(row, line, round_status == RoundStatus.SETTLED, "outcome")
     return BetRecord(
         row["bet_id"],
         row["round_id"],

@@ -12,6 +12,7 @@ from harness.bench.config import Bench
 from harness.faults.injector import InjectionRefused, run_schedule
 from harness.faults.schedule import load_schedule
 from harness.judge.history import canonical_lines
+from harness.records import Outcome, OutcomeStatus
 from tests.faults.faults_helpers import Make, fault
 
 CHAOS = Path(__file__).resolve().parents[2] / "fixtures" / "faults" / "chaos.yaml"
@@ -36,6 +37,7 @@ def test_failed_probes_abort_the_run_and_the_rollback_restarts_the_server(bench:
     schedule = make_schedule(fault("server_kill", at={"round": 1, "phase": "shaking"}, duration=600.0), rounds=4)
     result = run_schedule(bench, schedule)
     assert result.aborted.startswith("abort: 3 steady-state probes failed in a row")
+    assert result.outcome == Outcome.aborted(result.aborted) and result.passed  # stopped early, nothing wrong
     assert result.rounds_played < 4
     kinds = [(op.f, op.type) for op in result.history if op.f in ("fault", "heal", "probe")]
     heal = kinds.index(("heal", "info"))
@@ -50,6 +52,7 @@ def test_rollback_runs_when_the_server_fails_mid_run(bench: Bench, make_schedule
         bench, make_schedule(unplug, rounds=3), adapter="tests.faults.faults_doubles:NoSecondRoundAdapter"
     )
     assert result.aborted.startswith("error: ") and "no_second_round" in result.aborted
+    assert result.outcome.status is OutcomeStatus.ERROR
     heals = [op.detail for op in result.history if op.f == "heal"]
     assert heals == ["serial_unplug(bowl) at round 1 betting_open for 600s"]
     assert result.final is not None
@@ -59,6 +62,7 @@ def test_a_run_whose_final_read_fails_does_not_pass(bench: Bench, make_schedule:
     result = run_schedule(bench, make_schedule(), adapter="tests.faults.faults_doubles:UnreadableAdapter")
     assert result.final is None and not result.passed
     assert result.aborted == "final read failed: unreachable: bet records are down"
+    assert result.outcome == Outcome.error(result.aborted)
 
 
 def test_a_lift_after_the_servers_close_seen_late_by_a_slow_lamp_is_not_a_payout_violation(bench: Bench) -> None:

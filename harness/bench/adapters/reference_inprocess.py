@@ -36,7 +36,7 @@ from gameserver.protocol import Decoder
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.errors import AdapterError
-from harness.records import BetRecordRow, BetReply, RoundEvent
+from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
 from harness.wire.transports.base import Transport, TransportClosed
 
 SERVICE_S = 0.005  # sim seconds between two services of the device lines
@@ -216,7 +216,7 @@ class InProcessAdapter(GameServerAdapter):
             cmd = lamp_command(event)
             if cmd is not None:
                 for port in self._ports:
-                    if port.name == "lamp" or port.link.peer == "LAMP":
+                    if port.name == DeviceRole.LAMP or port.link.peer == "LAMP":
                         port.link.send(cmd[0], cmd[1], now)
 
     # ------------------------------------------------------------------ players and supervisor

@@ -16,7 +16,8 @@ from pytest_bdd import given, parsers, then, when
 
 from harness.bench.config import Bench, load_bench
 from harness.faults.injector import RunResult, run_schedule
-from harness.faults.schedule import parse_schedule
+from harness.faults.schedule import FaultKind, parse_schedule
+from harness.records import DECIDED_RESULTS, BetResult, OpFunction, OpType, RoundEventKind
 
 
 @dataclass
@@ -113,29 +114,32 @@ def exactly_once(fault_scenario: FaultScenario) -> None:
     result = fault_scenario.done
     assert result.final is not None
     rows = {(p, r.client_bet_id): r for p, rs in result.final.records.items() for r in rs}
-    acked = [op for op in result.history if op.f == "bet" and op.type == "ok"]
+    acked = [op for op in result.history if op.f == OpFunction.BET and op.type == OpType.OK]
     assert acked, "no bet was acknowledged: the scenario proves nothing"
     for op in acked:
         row = rows.get((op.process, op.client_bet_id))
-        assert row is not None and row.result in ("win", "lose", "push", "refund"), f"{op.client_bet_id}: {row}"
+        assert row is not None and row.result in (*DECIDED_RESULTS, BetResult.REFUND), f"{op.client_bet_id}: {row}"
     assert sum(len(rs) for rs in result.final.records.values()) == len(rows)
 
 
 @then(parsers.parse("the server was restarted {count:d} times"))
 def restarted(fault_scenario: FaultScenario, count: int) -> None:
-    heals = [op for op in fault_scenario.done.history if op.f == "heal" and op.detail.startswith("server_kill")]
+    history = fault_scenario.done.history
+    heals = [op for op in history if op.f == OpFunction.HEAL and op.detail.startswith(FaultKind.SERVER_KILL)]
     assert len(heals) == count
 
 
 @then(parsers.parse("some bets had an unknown outcome"))
 def some_unknown(fault_scenario: FaultScenario) -> None:
-    assert any(op.f == "bet" and op.type == "unknown" for op in fault_scenario.done.history)
+    assert any(op.f == OpFunction.BET and op.type == OpType.INFO for op in fault_scenario.done.history)
 
 
 @then(parsers.parse("some bets were refused because the player was offline"))
 def some_offline(fault_scenario: FaultScenario) -> None:
     history = fault_scenario.done.history
-    assert any(op.f == "bet" and op.type == "fail" and op.detail.startswith("disconnected") for op in history)
+    assert any(
+        op.f == OpFunction.BET and op.type == OpType.FAIL and op.detail.startswith("disconnected") for op in history
+    )
 
 
 @then(parsers.parse("the {device} line had {kind} noise on some frames"))
@@ -151,5 +155,6 @@ def paused_or_true(fault_scenario: FaultScenario, n: int) -> None:
     events = [e for e in result.final.events if e.round_id == str(n)]
     end = next(e for e in events if e.ends_round)
     # a settlement on other faces than the table's would be a payout violation; here: pause → refund, or settle
-    assert end.kind == "settled" or any(e.kind == "paused" for e in events), [e.kind for e in events]
+    settled = end.kind == RoundEventKind.SETTLED
+    assert settled or any(e.kind == RoundEventKind.PAUSED for e in events), [str(e.kind) for e in events]
     assert not [v for v in result.report.violations if v.checker == "payout"]

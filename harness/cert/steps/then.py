@@ -13,11 +13,12 @@ from pytest_bdd import parsers, then
 from harness.cert.report.clauses import RULES_PATH
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, format_money
 from harness.judge.paytable import PAYTABLE
+from harness.records import BetResult, RoundEventKind
 from simulator.bets import BetType
 from simulator.events import BowlPlaced, Event, ShakeEnded, ShakeStarted, TokensPlaced
 
 
-def _end(cert: CertContext, n: int) -> tuple[str, str, str]:
+def _end(cert: CertContext, n: int) -> tuple[RoundEventKind, str, str]:
     rid = cert.round_id(n)
     end = cert.running().server_end(rid)
     if end is None:
@@ -33,7 +34,9 @@ def settles_on(cert: CertContext, n: int, result: str) -> None:
     """
     kind, clause, got = _end(cert, n)
     want = faces(result)
-    assert (kind, got) == ("settled", want), f"round {n}: expected settled on {want}, server {kind} {clause}{got}"
+    assert (kind, got) == (RoundEventKind.SETTLED, want), (
+        f"round {n}: expected settled on {want}, server {kind} {clause}{got}"
+    )
 
 
 @then(parsers.parse("the server voids round {n:d} under {clause}"))
@@ -43,7 +46,7 @@ def voids_under(cert: CertContext, n: int, clause: str) -> None:
     Example: Then the server voids round 1 under SH-5
     """
     kind, got, _ = _end(cert, n)
-    assert (kind, got) == ("void", clause), f"round {n}: expected void under {clause}, server {kind} {got}"
+    assert (kind, got) == (RoundEventKind.VOID, clause), f"round {n}: expected void under {clause}, server {kind} {got}"
 
 
 @then(parsers.parse("the server cancels round {n:d} and refunds every bet"))
@@ -53,7 +56,7 @@ def cancels_refunds(cert: CertContext, n: int) -> None:
     Example: Then the server cancels round 1 and refunds every bet
     """
     kind, clause, _ = _end(cert, n)
-    assert kind == "cancelled", f"round {n}: expected cancelled, server {kind} {clause}"
+    assert kind == RoundEventKind.CANCELLED, f"round {n}: expected cancelled, server {kind} {clause}"
     _all_refunded(cert, n)
 
 
@@ -64,7 +67,8 @@ def ends_refunds(cert: CertContext, n: int) -> None:
     Example: Then the server ends round 1 without playing it and refunds every bet
     """
     kind, clause, _ = _end(cert, n)
-    assert kind in ("void", "cancelled"), f"round {n}: expected void or cancelled, server {kind} {clause}"
+    refunding = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
+    assert kind in refunding, f"round {n}: expected void or cancelled, server {kind} {clause}"
     _all_refunded(cert, n)
 
 
@@ -72,7 +76,7 @@ def _all_refunded(cert: CertContext, n: int) -> None:
     rid = cert.round_id(n)
     rig = cert.running()
     rows = [r for p in cert.players for r in rig.adapter.bet_record(p) if r.round_id == rid]
-    bad = [r for r in rows if (r.result, r.returned) != ("refund", r.wagered)]
+    bad = [r for r in rows if (r.result, r.returned) != (BetResult.REFUND, r.wagered)]
     assert not bad, f"round {n}: bets not refunded in full: {bad}"
 
 
@@ -83,7 +87,7 @@ def reshakes(cert: CertContext, k: str, n: str) -> None:
     Example: Then the server asks for 2 re-shakes in round 1
     """
     rid = cert.round_id(int(n))
-    got = [e for e in cert.running().adapter.round_events() if e.round_id == rid and e.kind == "reshake"]
+    got = [e for e in cert.running().adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.RESHAKE]
     assert len(got) == int(k), f"round {n}: expected {k} re-shakes, server asked for {len(got)}: {got}"
 
 
