@@ -18,8 +18,8 @@ from typing import Any
 from harness.bench.config import load_bench
 from harness.cli.common import CliError, Progress, positive_int
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
-from harness.faults.injector import prepare_bench
 from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
+from harness.faults.prepare import prepare_bench
 from harness.faults.schedule import load_schedule
 
 

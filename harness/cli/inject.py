@@ -24,9 +24,12 @@ from typing import Any
 from harness.bench.config import load_bench
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.errors import AdapterError
-from harness.faults.injector import InjectionRefused, RunResult, prepare_bench, run_schedule
+from harness.faults.injector import run_schedule
 from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
-from harness.faults.schedule import Schedule, load_schedule
+from harness.faults.prepare import InjectionRefused, prepare_bench
+from harness.faults.result import RunResult
+from harness.faults.schedule import load_schedule
+from harness.faults.schedule_model import Schedule
 from harness.faults.shrink import explore
 from harness.records import OpFunction, OpType
 

@@ -21,7 +21,7 @@ from harness.errors import AdapterError
 from harness.faults.fault_adapters import Faultable, ProxiedPlayers
 from harness.faults.links import PlayerLinks, RouteMode
 from harness.faults.proxy import FaultProxy
-from harness.faults.schedule import PLAYER_KINDS, SERIAL_KINDS, TABLE_KINDS, Fault, FaultKind
+from harness.faults.schedule_model import PLAYER_KINDS, SERIAL_KINDS, TABLE_KINDS, Fault, FaultKind
 from harness.judge.history import History
 from harness.records import OpFunction, OpType
 from harness.wire.transports.faults import FaultRates, FaultyTransport

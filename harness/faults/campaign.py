@@ -14,7 +14,8 @@ from typing import Any, Protocol
 
 from harness.bench.config import load_bench
 from harness.errors import InputError
-from harness.faults.injector import InjectionRefused, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.prepare import InjectionRefused
 from harness.faults.schedule import schedule_from_text
 from harness.records import Outcome, OutcomeStatus
 

@@ -11,9 +11,7 @@ shared targets must never be faulted; see :func:`harness.faults.prepare.prepare_
 replug ports, restart the server) run in a ``finally``, also when the run aborts (steady-state probes failing
 ``abort_after_failed_probes`` times in a row) or fails.
 
-The bench preparation (:mod:`harness.faults.prepare`) and the result type (:mod:`harness.faults.result`) live
-in their own modules; :class:`InjectionRefused`, :func:`prepare_bench`, :func:`table_script` and
-:class:`RunResult` are re-exported here, where the CLI and tests import them from.
+The bench preparation is :mod:`harness.faults.prepare`'s and the result type :mod:`harness.faults.result`'s.
 """
 
 from __future__ import annotations
@@ -39,7 +37,7 @@ from harness.records import OpFunction, OpType, Outcome, RoundEvent, RoundEventK
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, RoundEnded, ShakeStarted
 
-__all__ = ["BET_TYPES", "InjectionRefused", "RunResult", "prepare_bench", "run_schedule", "table_script"]
+__all__ = ["BET_TYPES", "run_schedule"]
 
 BET_TYPES = tuple(BetType)
 _TRUTH_PHASE = {ShakeStarted: "shaking", BowlLifted: "reveal", Revealed: "settling"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness.faults.schedule import Fault, FaultKind
+from harness.faults.schedule_model import Fault, FaultKind
 
 
 class RouteMode(StrEnum):

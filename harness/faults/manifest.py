@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
-from harness.faults.injector import RunResult
-from harness.faults.schedule import Schedule, ScheduleError, schedule_from_text
+from harness.faults.result import RunResult
+from harness.faults.schedule import ScheduleError, schedule_from_text
+from harness.faults.schedule_model import Schedule
 
 PACKAGES = ("xocdia-hil", "simpy", "numpy", "PyYAML", "pyserial", "hypothesis", "dask", "distributed")
 REPO = Path(__file__).resolve().parents[2]

@@ -3,8 +3,8 @@
 :func:`load_schedule`, :func:`schedule_from_text` and :func:`parse_schedule` turn a file, its text or a parsed
 document into a :class:`harness.faults.schedule_model.Schedule`. Every error is a :class:`ScheduleError` naming
 the file and the dotted field and the allowed values, e.g. ``chaos.yaml: faults[2].at.phase: must be one of
-betting_open, ...; got 'open'``. The data model and :func:`plan` live in :mod:`harness.faults.schedule_model`
-and are re-exported here, where the rest of the harness imports them from. See ``docs/faults.md``.
+betting_open, ...; got 'open'``. The data model and :func:`plan` are :mod:`harness.faults.schedule_model`'s. See
+``docs/faults.md``.
 """
 
 from __future__ import annotations
@@ -31,36 +31,11 @@ from harness.faults.schedule_model import (
     Schedule,
     Targets,
     Trigger,
-    plan,
 )
 from harness.files import Fields, parse_yaml, read_text
 from harness.records import DeviceRole
 
-__all__ = [
-    "DEVICES",
-    "DROP_ITEMS",
-    "KINDS",
-    "KIND_PARAMS",
-    "LATENCY_KINDS",
-    "PHASES",
-    "PLAYER_KINDS",
-    "SERIAL_KINDS",
-    "SERIAL_RATE_KINDS",
-    "SERVER_KINDS",
-    "STAKES",
-    "TABLE_KINDS",
-    "Fault",
-    "FaultKind",
-    "RandomFaults",
-    "Schedule",
-    "ScheduleError",
-    "Targets",
-    "Trigger",
-    "load_schedule",
-    "parse_schedule",
-    "plan",
-    "schedule_from_text",
-]
+__all__ = ["ScheduleError", "load_schedule", "parse_schedule", "schedule_from_text"]
 
 _FAULT_KEYS = ("kind", "at", "target", "duration", "rate", "delay", "item", "token")
 _TOP = ("seed", "rounds", "players", "balance", "bets_per_round", "stakes", "targets", "faults", "random",

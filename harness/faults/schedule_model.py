@@ -3,7 +3,7 @@
 :class:`Schedule` holds a validated schedule (the run's shape, the targets faults may touch, explicit faults,
 random faults); :class:`Fault` is one concrete fault with its :class:`Trigger`. :func:`plan` expands a schedule,
 for one seed, into the faults a run applies: a pure function of (schedule, seed). The file format and its
-validation are :mod:`harness.faults.schedule`, which also re-exports every name here. See ``docs/faults.md``.
+validation are :mod:`harness.faults.schedule`. See ``docs/faults.md``.
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from harness.bench.config import Bench
-from harness.faults.injector import RunResult, run_schedule
-from harness.faults.schedule import (
+from harness.faults.injector import run_schedule
+from harness.faults.result import RunResult
+from harness.faults.schedule_model import (
     DEVICES,
     LATENCY_KINDS,
     PHASES,

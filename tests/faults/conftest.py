@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from harness.bench.config import Bench, load_bench
-from harness.faults.schedule import Schedule, parse_schedule
+from harness.faults.schedule import parse_schedule
+from harness.faults.schedule_model import Schedule
 from tests.faults.faults_helpers import Make
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from harness.faults.schedule import Schedule
+from harness.faults.schedule_model import Schedule
 from harness.judge.history import Op
 
 Make = Callable[..., Schedule]

@@ -13,7 +13,8 @@ import pytest
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
 from harness.faults.fault_adapters import FaultableHttpAdapter
-from harness.faults.injector import prepare_bench, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.prepare import prepare_bench
 from harness.faults.proxy import FaultProxy
 from tests.faults.faults_helpers import Make, bet_ops, fault
 

@@ -15,7 +15,8 @@ import pytest
 
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
-from harness.faults.injector import prepare_bench, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.prepare import prepare_bench
 from harness.faults.schedule import load_schedule
 from harness.wire.protocol.messages import DEVICES, Source
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.bench.config import Bench
-from harness.faults.injector import RunResult, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.result import RunResult
 from harness.records import RoundEvent
 from tests.faults.faults_helpers import Make, bet_ops, fault, fault_window
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from harness.bench.config import Bench
-from harness.faults.injector import InjectionRefused, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.prepare import InjectionRefused
 from harness.faults.schedule import load_schedule
 from harness.judge.history import canonical_lines
 from harness.records import Outcome, OutcomeStatus

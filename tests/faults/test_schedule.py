@@ -8,16 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.faults.schedule import (
-    KINDS,
-    SERIAL_KINDS,
-    TABLE_KINDS,
-    ScheduleError,
-    load_schedule,
-    parse_schedule,
-    plan,
-    schedule_from_text,
-)
+from harness.faults.schedule import ScheduleError, load_schedule, parse_schedule, schedule_from_text
+from harness.faults.schedule_model import KINDS, SERIAL_KINDS, TABLE_KINDS, plan
 from tests.faults.faults_helpers import Make
 
 FIXTURES = sorted(__import__("pathlib").Path(__file__).resolve().parents[2].joinpath("fixtures/faults").glob("*.yaml"))

@@ -23,7 +23,8 @@ from harness.bench.adapters.reference_inprocess import InProcessAdapter
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
 from harness.cli import main
-from harness.faults.injector import InjectionRefused, run_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.prepare import InjectionRefused
 from harness.files import load_profile
 from harness.wire.protocol.messages import DEVICES
 from tests.faults.faults_helpers import Make, bet_ops, fault

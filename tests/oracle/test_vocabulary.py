@@ -14,7 +14,8 @@ import pytest
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.faults.campaign import CampaignSummary, SeedOutcome
 from harness.faults.links import RouteMode
-from harness.faults.schedule import FaultKind, ScheduleError, schedule_from_text
+from harness.faults.schedule import ScheduleError, schedule_from_text
+from harness.faults.schedule_model import FaultKind
 from harness.judge import Observation, judge
 from harness.judge.history import History, canonical_lines
 from harness.judge.oracle import Difference, Verdict

@@ -15,8 +15,10 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.bench.config import Bench, load_bench
-from harness.faults.injector import RunResult, run_schedule
-from harness.faults.schedule import FaultKind, parse_schedule
+from harness.faults.injector import run_schedule
+from harness.faults.result import RunResult
+from harness.faults.schedule import parse_schedule
+from harness.faults.schedule_model import FaultKind
 from harness.records import DECIDED_RESULTS, BetResult, OpFunction, OpType, RoundEventKind
 
 
