@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_monitor.py
 	$(BIN)/python benchmarks/bench_serial.py
 	$(BIN)/python benchmarks/bench_campaign.py
+	$(BIN)/python benchmarks/bench_rig.py
 	$(BIN)/python benchmarks/bench_certify.py
 
 clean:
