@@ -8,6 +8,7 @@ RULES.md that concerns a round is applied here (see docs/server.md for the decis
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -188,6 +189,31 @@ class RoundEngine:
         waited = now - r.awaiting_since if r.awaiting_since is not None else 0.0
         if r.phase is Phase.CLOSED and waited >= self.config.result_timeout_s:
             self._pause(r, "no_result")
+
+    def next_deadline(self) -> float | None:
+        """The earliest time at which :meth:`tick` may change anything (open, close, void, pause, cancel, apply a
+        held report); None when only a report or a call can. Before it, :meth:`tick` is a no-op."""
+        config = self.config
+        r = self.active
+        if r is None:
+            return self._next_open_at if config.auto_open else None
+        if r.paused_reason is not None:
+            assert r.paused_at is not None
+            return r.paused_at + config.pause_timeout_s
+        times = []
+        if r.held:
+            times.append(r.held[0].at + config.reorder_grace_s)
+        if r.phase is Phase.BETTING:
+            times.append(r.closes_at)
+        if r.shake_due is not None:
+            times.append(r.shake_due)
+        if r.phase is Phase.CLOSED:
+            since = r.awaiting_since
+            if since is not None:
+                times.append(since + config.result_timeout_s)
+            elif config.result_timeout_s <= 0:
+                times.append(-math.inf)
+        return min(times) if times else None
 
     def report(self, report: TableReport) -> None:
         """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2). Reports for no round or

@@ -52,6 +52,11 @@ class ServerLink:
         self._queue.append((type_, fields))
         self._pump(now)
 
+    @property
+    def has_output(self) -> bool:
+        """True when bytes wait to be taken (:meth:`take_output`)."""
+        return bool(self._out)
+
     def take_output(self) -> bytes:
         """Bytes to write to the port now."""
         out, self._out = bytes(self._out), bytearray()
@@ -105,6 +110,18 @@ class ServerLink:
         self._last_rx_seq = item.seq
         self._last_was_hello = item.type == "HELLO"
         return item
+
+    def next_deadline(self) -> float:
+        """The earliest time at which :meth:`tick` may act (a retransmission, a heartbeat, the silence limit).
+        Before it, :meth:`tick` changes nothing; at or after it, it may (ticks are compared as :meth:`tick`
+        does, so a caller waking at exactly this time may still find nothing to do)."""
+        due = self._last_tx + HEARTBEAT_S
+        flight = self._flight
+        if flight is not None and flight.due < due:
+            due = flight.due
+        if self.up and self._last_rx + self.silence_s < due:
+            due = self._last_rx + self.silence_s
+        return due
 
     def tick(self, now: float) -> bool:
         """Run the timers; returns True exactly when the link has just gone down (silence)."""

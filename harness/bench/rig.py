@@ -26,6 +26,7 @@ from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench
 from harness.bench.devices.emulated import EmulatedTable
 from harness.bench.devices.lamp import LampDriver
+from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError, XocdiaError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
@@ -100,6 +101,11 @@ class Rig:
     opened: list[str] = field(default_factory=list)
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _crowd_seen: int = 0
+    _truth_seen: int = 0  # ground-truth events already indexed below
+    _closed_rounds: set[int] = field(default_factory=set)  # simulator rounds whose betting the table saw close
+    _table_ends: dict[int, RoundEnded] = field(default_factory=dict)
+    _events_seen: int = 0  # server round events already indexed below
+    _server_ends: dict[str, RoundEvent] = field(default_factory=dict)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -166,7 +172,10 @@ class Rig:
             env.on_ready = emulated.wake
             env.sync()
         if (crowd if crowd is not None else bench.players) > 0:
-            env.process(rig._forward_crowd())
+            if bench.realtime:
+                env.process(rig._forward_crowd())
+            else:
+                rig._start_crowd_timer()
         return rig
 
     def close(self) -> None:
@@ -198,12 +207,30 @@ class Rig:
         """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after ``timeout_s`` (default: the bench's
         step timeout)."""
         limit = self.bench.timing.step_timeout_s if timeout_s is None else timeout_s
-        step = SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S
-        deadline = self.env.now + limit
+        env = self.env
+        deadline = env.now + limit
+        if self.bench.realtime:
+            while not done():
+                if env.now >= deadline:
+                    raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+                env.run(until=env.now + SLICE_REAL_S)
+            return
+        # Virtual time: ``done`` is checked on the slice grid ``now + k * SLICE_VIRTUAL_S``, but only after slices in
+        # which some event ran; in a slice with none the bench's state, and so ``done()``, cannot have changed.
+        boundary = float(env.now)
         while not done():
-            if self.env.now >= deadline:
-                raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
-            self.env.run(until=self.env.now + step)
+            while True:
+                if boundary >= deadline:
+                    if env.now < boundary:
+                        env.run(until=boundary)
+                    raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+                nxt = boundary + SLICE_VIRTUAL_S
+                if env.peek() < nxt:
+                    break
+                boundary = nxt  # hot path: an empty slice is skipped without running the environment
+            env.run(until=nxt)
+            env.step()  # SimPy leaves the spent stop event queued at ``now``, ahead of all else: drop it (a no-op)
+            boundary = nxt
 
     # ------------------------------------------------------------------ acting
     def note(self, who: str, what: str, detail: str = "") -> None:
@@ -271,7 +298,38 @@ class Rig:
 
     def _closed_at_table(self) -> set[int]:
         """The simulator rounds whose betting the table has seen closed, now."""
-        return {e.round for e in self.truth if isinstance(e, BettingClosed)}
+        self._index_truth()
+        return self._closed_rounds
+
+    def _index_truth(self) -> None:
+        """Index the ground-truth events not indexed yet (the log only grows)."""
+        log = self.truth
+        for event in log[self._truth_seen :]:
+            if isinstance(event, BettingClosed):
+                self._closed_rounds.add(event.round)
+            elif isinstance(event, RoundEnded):
+                self._table_ends.setdefault(event.round, event)
+        self._truth_seen = len(log)
+
+    def _start_crowd_timer(self) -> None:
+        """Virtual time: forward the crowd's bets on the grid of :data:`SLICE_VIRTUAL_S` from now, as a polling
+        loop would, but only at the grid points after a bet was planned."""
+        timer = GridTimer(self.env, SLICE_VIRTUAL_S, self._forward_new_bets)
+
+        def watch(event: Event) -> None:
+            if isinstance(event, BetSent):
+                timer.arm_at(float(self.env.now))
+
+        self.emulated.watchers.append(watch)
+        timer.start()
+
+    def _forward_new_bets(self, _now: float) -> None:
+        log = self.emulated.model.log.events
+        new = log[self._crowd_seen :]
+        self._crowd_seen = len(log)
+        for event in new:
+            if isinstance(event, BetSent):
+                self.env.process(self._deliver(event))
 
     def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
         """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
@@ -308,11 +366,21 @@ class Rig:
         raise KeyError(f"round {ordinal} has not been opened (opened: {len(self.driver.rounds)})")
 
     def server_end(self, rid: str) -> RoundEvent | None:
-        return next((e for e in self.adapter.round_events() if e.round_id == rid and e.ends_round), None)
+        """The server's first event that ended round ``rid``, if any yet."""
+        events = self.adapter.round_events()  # cumulative: only the events not indexed yet are read
+        for event in events[self._events_seen :]:
+            if event.ends_round:
+                self._server_ends.setdefault(event.round_id, event)
+        self._events_seen = len(events)
+        return self._server_ends.get(rid)
 
     def table_end(self, rid: str) -> RoundEnded | None:
+        """The table's verdict on the simulator round the server calls ``rid``, if any yet."""
         sim = self.driver.rounds.get(rid)
-        return next((e for e in self.truth if isinstance(e, RoundEnded) and e.round == sim), None)
+        if sim is None:
+            return None
+        self._index_truth()
+        return self._table_ends.get(sim)
 
     def play_to_end(self, rid: str) -> RoundEvent:
         """Run until the server ends round ``rid``, then until the table has cleared it too (bounded)."""

@@ -24,15 +24,14 @@ parents':
 from __future__ import annotations
 
 import random
-from collections.abc import Generator, Mapping
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
-import simpy
-
 from harness.bench.adapters.base import ServerSetup
 from harness.bench.adapters.reference_http import HttpAdapter
-from harness.bench.adapters.reference_inprocess import SERVICE_S, InProcessAdapter
+from harness.bench.adapters.reference_inprocess import EARLY_S, SERVICE_S, InProcessAdapter
+from harness.bench.gridtimer import GridTimer
 from harness.faults.proxy import FaultProxy, ProxyHub
 from harness.wire.transports.base import Transport
 from harness.wire.transports.faults import FaultyTransport
@@ -94,6 +93,7 @@ class FaultableInProcessAdapter(InProcessAdapter):
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._faulty: dict[str, FaultyTransport] = {}
+        self._release: GridTimer | None = None
 
     def start(self, setup: ServerSetup) -> None:
         rng = random.Random(f"{self.options.get('fault_seed', 0)}/serial")
@@ -107,16 +107,24 @@ class FaultableInProcessAdapter(InProcessAdapter):
             else:
                 wrapped[name] = transport
         super().start(replace(setup, devices=wrapped))
-        setup.env.process(self._tick_faulty(setup.env))
+        self._release = GridTimer(setup.env, SERVICE_S, self._release_writes)
+        self._release.start()
 
-    def _tick_faulty(self, env: simpy.Environment) -> Generator[simpy.Event, Any, None]:
-        """Deliver the delayed or sliced writes of the wrapped lines when their time comes (runs for good)."""
-        while True:
-            now = float(env.now)
-            for ft in self._faulty.values():
-                if ft.lanes["tx"].out:  # only a delayed or sliced write waits for its time
-                    ft.tick(now)
-            yield env.timeout(SERVICE_S)
+    def _release_writes(self, now: float) -> None:
+        """Deliver the delayed or sliced writes of the wrapped lines whose time has come, on the grid of
+        :data:`SERVICE_S` from the start (it runs for good, also while the server is killed)."""
+        for ft in self._faulty.values():
+            if ft.lanes["tx"].out:  # only a delayed or sliced write waits for its time
+                ft.tick(now)
+        self._arm_release()
+
+    def _arm_release(self) -> None:
+        times = [due for ft in self._faulty.values() if (due := ft.lanes["tx"].next_due()) is not None]
+        if times and self._release is not None:
+            self._release.arm_at(min(times) - EARLY_S)
+
+    def _lines_written(self, now: float) -> None:
+        self._arm_release()
 
     def serial_port(self, device: str) -> FaultyTransport | None:
         """The wrapped server end of ``device``'s line; None when it is not wrapped (``serial_faults: false``)."""

@@ -19,7 +19,8 @@ the shared records, the errors and the wire (docs/architecture.md).
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Generator, Mapping
+import math
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -35,11 +36,13 @@ from gameserver.model import EngineConfig, Rejection
 from gameserver.protocol import Decoder
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.reference_events import bet_row, round_event
+from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
 from harness.wire.transports.base import Transport, TransportClosed
 
-SERVICE_S = 0.005  # sim seconds between two services of the device lines
+SERVICE_S = 0.005  # sim seconds between two grid points of the line service
+EARLY_S = 1e-6  # deadlines are armed this early: float sums may land a hair before the deadline's own sum
 
 
 class _Port:
@@ -73,7 +76,7 @@ class InProcessAdapter(GameServerAdapter):
         self._next_bet = 0
         self._heartbeat_s = 3.0
         self._up = True
-        self._generation = 0  # bumped by each kill: a line service started before it stops
+        self._timer: GridTimer | None = None  # services the lines; a new one after each restart
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -94,8 +97,10 @@ class InProcessAdapter(GameServerAdapter):
                 raise AdapterError("bad_setup", f"device {name}: the in-process server needs a transport object")
             self._ports.append(_Port(name, transport, env.now, setup.heartbeat_s))
         self._heartbeat_s = setup.heartbeat_s
+        for port in self._ports:
+            port.transport.notify(self._on_input)
         self._flush()
-        env.process(self._serve())
+        self._start_service(env)
 
     def stop(self) -> None:
         for port in self._ports:
@@ -131,7 +136,8 @@ class InProcessAdapter(GameServerAdapter):
         ``AdapterError("unreachable")`` (:meth:`disconnect` still works). Killing a dead server changes nothing
         more."""
         self._up = False
-        self._generation += 1
+        if self._timer is not None:
+            self._timer.stop()
         self._connected.clear()
 
     def restart_server(self) -> None:
@@ -159,28 +165,58 @@ class InProcessAdapter(GameServerAdapter):
             port.clock = DeviceClock()  # a restarted server has learnt no line's clock offset yet
         self._up = True
         self._flush()
-        env.process(self._serve())
+        self._start_service(env)
 
     def _require_up(self) -> None:
         if not self._up:
             raise AdapterError("unreachable", "the server is down (killed)")
 
     # ------------------------------------------------------------------ the device lines
-    def _serve(self) -> Generator[simpy.Event, Any, None]:
-        """Service the lines every :data:`SERVICE_S` until the server is killed (a later restart starts a new
-        service; this one stops at its next step)."""
-        assert self._env is not None
-        env = self._env
-        generation = self._generation
-        while self._up and generation == self._generation:
-            now = float(env.now)
-            for port in self._ports:
-                self._service(port, now)
-            self.engine.tick()
-            self._flush()
-            for port in self._ports:
-                self._write(port)
-            yield env.timeout(SERVICE_S)
+    def _start_service(self, env: simpy.Environment) -> None:
+        """Service the lines now and then on the grid ``now + k * SERVICE_S`` until the server is killed: at the
+        next grid point after input arrives (the transports' ``notify``), and by the deadlines of the links, the
+        engine and bytes the transports hold back. Between those, a service step would find nothing to do."""
+        self._timer = GridTimer(env, SERVICE_S, self._service_all)
+        self._timer.start()
+
+    def _service_all(self, now: float) -> None:
+        """One service step: read and decode every line, run the links' and the engine's timers, record the
+        engine's events, write what the links want written; then arm the next step."""
+        for port in self._ports:
+            self._service(port, now)
+        self.engine.tick()
+        self._flush(arm=False)
+        for port in self._ports:
+            self._write(port)
+        self._lines_written(now)
+        self._arm()
+
+    def _on_input(self) -> None:
+        """Bytes arrived on a line (called by its transport): service at the next grid point."""
+        if self._up and self._timer is not None and self._env is not None:
+            self._timer.arm_at(float(self._env.now))
+
+    def _arm(self) -> None:
+        """Arm the next service step for the earliest deadline (early by :data:`EARLY_S`: a step with nothing
+        due changes nothing) or, when a link has bytes to write, the next grid point."""
+        timer = self._timer
+        if not self._up or timer is None or self._env is None:
+            return
+        due = self.engine.next_deadline()
+        due = math.inf if due is None else due
+        for port in self._ports:
+            if port.link.has_output:
+                due = -math.inf
+                break
+            due = min(due, port.link.next_deadline())
+            held = port.transport.next_release()
+            if held is not None and held < due:
+                due = held
+        if due != math.inf:
+            timer.arm_at(due - EARLY_S)
+
+    def _lines_written(self, now: float) -> None:
+        """Called after each service step has written to the lines (a hook for wrapped lines)."""
 
     def _service(self, port: _Port, now: float) -> None:
         try:
@@ -203,7 +239,9 @@ class InProcessAdapter(GameServerAdapter):
             with contextlib.suppress(TransportClosed):  # an unplugged line loses the bytes; the link retransmits
                 port.transport.write(out)
 
-    def _flush(self) -> None:
+    def _flush(self, arm: bool = True) -> None:
+        """Record the engine's new events and queue the lamp commands they call for; then (``arm``) arm the line
+        service for what they changed (a call from a player or the supervisor)."""
         events = self.engine.drain()
         if not events:
             return
@@ -218,6 +256,8 @@ class InProcessAdapter(GameServerAdapter):
                 for port in self._ports:
                     if port.name == DeviceRole.LAMP or port.link.peer == "LAMP":
                         port.link.send(cmd[0], cmd[1], now)
+        if arm:
+            self._arm()
 
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:

@@ -10,7 +10,7 @@ same code runs in virtual time (in-memory pipes, the in-process bench) and in re
 from __future__ import annotations
 
 import random
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import Any
 
 import simpy
@@ -107,6 +107,7 @@ class EmulatedTable:
             script=script,
         )
         self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
+        self.watchers: list[Callable[[Event], None]] = []  # called with each ground-truth event, after the devices
         self._wake: simpy.Event = self.env.event()
         for transport in transports.values():
             transport.notify(self.wake)
@@ -123,6 +124,8 @@ class EmulatedTable:
                     self.reports.append((self.env.now, src, message))
         if reports:
             self.wake()  # new frames may have moved a retransmission deadline
+        for watcher in self.watchers:
+            watcher(event)
 
     def _round_tag(self, event: Event) -> str | None:
         """The server's id of the round the table was playing when ``event`` happened (the lamp's OPEN for

@@ -60,6 +60,11 @@ class Transport(ABC):
         """Do time-driven work due at ``now``; returns when the next tick is needed (None: never)."""
         return None
 
+    def next_release(self) -> float | None:
+        """The earliest time bytes this transport holds back (latency, slicing) become readable with no new input;
+        None when it holds none. Reading before then yields none of them."""
+        return None
+
     def __enter__(self) -> Transport:
         return self
 
@@ -100,3 +105,6 @@ class Relay(Transport):
 
     def tick(self, now: float) -> float | None:
         return self.inner.tick(now)
+
+    def next_release(self) -> float | None:
+        return self.inner.next_release()

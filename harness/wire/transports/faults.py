@@ -214,5 +214,10 @@ class FaultyTransport(Transport):
         times = [t for t in due if t is not None]
         return min(times) if times else None
 
+    def next_release(self) -> float | None:
+        """When the next held-back read chunk is due (``rx`` latency or slicing), or the wrapped transport's."""
+        times = [t for t in (self.lanes["rx"].next_due(), self.inner.next_release()) if t is not None]
+        return min(times) if times else None
+
     def close(self) -> None:
         self.inner.close()

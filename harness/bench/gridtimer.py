@@ -1,0 +1,128 @@
+"""A SimPy timer whose firings fall on a fixed-step grid, fired only when armed.
+
+A loop that does ``yield env.timeout(step)`` forever visits the times ``t0, t0 + step, (t0 + step) + step, ...``
+(each one the float sum of the one before and ``step``). :class:`GridTimer` fires its callback at exactly those
+times, but only at the ones something asked for (:meth:`GridTimer.arm_at`), so a service that has nothing to do
+costs nothing between two wake-ups while still acting at the very times, to the last bit, that the polling loop
+would have. A caller that is unsure may arm early: a firing with nothing to do must be harmless (the loop it
+replaces ran one at every step anyway).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Generator
+from typing import Any
+
+import numpy as np
+import simpy
+
+_BLOCK = 4096  # grid points generated at a time
+
+
+class _Grid:
+    """The grid's points, generated in order by repeated float addition (``numpy.add.accumulate`` is a sequential
+    left fold: the same sums as the loop). Points below the lowest index still wanted are dropped."""
+
+    def __init__(self, origin: float, step: float) -> None:
+        self.step = step
+        self.base = 0  # index of self.points[0]
+        self.points = np.add.accumulate(np.r_[origin, np.full(_BLOCK - 1, step)])
+
+    def first_at_or_after(self, t: float, lowest: int) -> int:
+        """The smallest index ``i >= lowest`` whose point is ``>= t`` (``t`` finite)."""
+        cut = min(lowest - self.base, len(self.points) - 1)
+        if cut > _BLOCK:
+            self.points = self.points[cut:]
+            self.base += cut
+        while float(self.points[-1]) < t or lowest - self.base >= len(self.points):
+            more = np.add.accumulate(np.r_[float(self.points[-1]), np.full(_BLOCK, self.step)])[1:]
+            self.points = np.concatenate((self.points, more))
+        return self.base + max(int(np.searchsorted(self.points, t, side="left")), lowest - self.base)
+
+    def point(self, index: int) -> float:
+        return float(self.points[index - self.base])
+
+
+class GridTimer:
+    """Fires ``callback(now)`` on grid points ``origin + k * step`` (accumulated as a polling loop would), at most
+    once per point and only on the points armed since the last firing. Starts with a firing at ``origin``
+    (``env.now`` at :meth:`start`), from a SimPy process, as the polling loop's first step would.
+
+    Not thread-safe: arm it from the environment's own callbacks and processes.
+    """
+
+    def __init__(self, env: simpy.Environment, step: float, callback: Callable[[float], None]) -> None:
+        self.env = env
+        self.step = step
+        self.callback = callback
+        self._grid: _Grid | None = None
+        self._fired = -1  # index of the last point fired
+        self._armed = -1  # index of the point the pending timeout is for (-1: none)
+        self._pending: simpy.Event | None = None
+        self._running = False
+
+    def start(self) -> None:
+        """Begin at ``env.now``: the first firing happens there, from a new process."""
+        self._running = True
+        self.env.process(self._first())
+
+    def stop(self) -> None:
+        """Fire no more (a pending timeout is left to expire unheard). Idempotent."""
+        self._running = False
+        self._pending = None
+        self._armed = -1
+
+    def _first(self) -> Generator[simpy.Event, Any, None]:
+        now = float(self.env.now)
+        self._grid = _Grid(now, self.step)
+        if self._running:
+            self._fire_at(0, now)
+        return
+        yield  # a generator: started as a process so that it runs where the polling loop's first step ran
+
+    def arm_at(self, t: float) -> None:
+        """Fire at the first grid point at or after ``t`` that has not fired yet (``t <= now``: the next one)."""
+        grid = self._grid
+        if not self._running or grid is None or t == math.inf:
+            return
+        now = float(self.env.now)
+        index = grid.first_at_or_after(max(t, now), self._fired + 1)
+        if self._armed != -1 and self._armed <= index:
+            return
+        self._armed = index
+        now = float(self.env.now)
+        if index - 1 > self._fired and grid.point(index - 1) > now:
+            # The polling loop creates a point's timeout at the point before it: so does this timer, so that the
+            # firing keeps its place among other events due at the very same time (SimPy runs those in the order
+            # they were scheduled).
+            self._pending = self._timeout_at(grid.point(index - 1), self._on_point_before)
+        else:
+            self._pending = self._timeout_at(grid.point(index), self._on_timeout)
+
+    def _timeout_at(self, target: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
+        """A timeout whose time is ``target`` exactly (SimPy dates it ``now + delay``)."""
+        now = float(self.env.now)
+        delay = target - now
+        while now + delay < target:
+            delay = math.nextafter(delay, math.inf)
+        while now + delay > target:
+            delay = math.nextafter(delay, -math.inf)
+        event = self.env.timeout(delay)
+        event.callbacks.append(callback)
+        return event
+
+    def _on_point_before(self, event: simpy.Event) -> None:
+        if event is not self._pending or not self._running or self._grid is None:
+            return
+        self._pending = self._timeout_at(self._grid.point(self._armed), self._on_timeout)
+
+    def _on_timeout(self, event: simpy.Event) -> None:
+        if event is not self._pending or not self._running:
+            return  # superseded by an earlier arming, or stopped
+        index, self._armed, self._pending = self._armed, -1, None
+        self._fire_at(index, float(self.env.now))
+
+    def _fire_at(self, index: int, now: float) -> None:
+        self._fired = index
+        self.callback(now)

@@ -1,0 +1,115 @@
+"""GridTimer fires on exactly the times a ``yield env.timeout(step)`` loop visits, keeps that loop's place among
+other events due at the same instant, and costs nothing while nothing is armed."""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from typing import Any
+
+import simpy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.bench.gridtimer import GridTimer
+
+STEP = 0.005
+
+
+def _polling_times(origin: float, until: float) -> list[float]:
+    env = simpy.Environment(initial_time=origin)
+    seen: list[float] = []
+
+    def loop() -> Generator[simpy.Event, Any, None]:
+        while True:
+            seen.append(float(env.now))
+            yield env.timeout(STEP)
+
+    env.process(loop())
+    env.run(until=until)
+    return seen
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    origin=st.floats(0.0, 1e5, allow_nan=False),
+    gaps=st.lists(st.floats(0.02, 5.0, allow_nan=False), min_size=1, max_size=6),
+)
+def test_each_firing_is_the_first_loop_time_at_or_after_what_was_armed(origin: float, gaps: list[float]) -> None:
+    loop = _polling_times(origin, origin + sum(gaps) + 1.0)
+    env = simpy.Environment(initial_time=origin)
+    fired: list[float] = []
+    timer = GridTimer(env, STEP, fired.append)
+    timer.start()
+    expected = [origin]
+    target = origin
+    env.run(until=origin + STEP / 2)
+    for gap in gaps:  # one arming at a time, each fired before the next is armed
+        target += gap
+        timer.arm_at(target)
+        expected.append(next(t for t in loop if t >= target))
+        env.run(until=expected[-1] + STEP / 2)
+    assert fired == expected
+
+
+def test_an_earlier_arming_wins_and_a_later_one_waits_for_the_next_arming() -> None:
+    env = simpy.Environment()
+    fired: list[float] = []
+    timer = GridTimer(env, STEP, fired.append)
+    timer.start()
+    env.run(until=0.001)
+    timer.arm_at(2.0)
+    timer.arm_at(1.0)
+    env.run(until=5.0)
+    loop = _polling_times(0.0, 5.0)
+    assert fired == [0.0, next(t for t in loop if t >= 1.0)]  # 2.0 was superseded; the callback re-arms if it wants
+
+
+def test_firing_keeps_the_polling_loops_place_among_events_due_at_the_same_time() -> None:
+    """A loop's timeout for a point is made at the point before; an event made earlier for that same instant runs
+    first, one made later runs after. The timer, armed long before, must still come after the earlier one."""
+
+    def order(use_timer: bool) -> list[str]:
+        env = simpy.Environment()
+        log: list[str] = []
+        loop = _polling_times(0.0, 2.0)
+        point = loop[100]  # about 0.5
+
+        def other() -> Generator[simpy.Event, Any, None]:
+            yield env.timeout(point - 0.25)
+            yield env.timeout(point - float(env.now))  # made at 0.25: before the loop makes its timeout for `point`
+            log.append("other")
+
+        if use_timer:
+            timer = GridTimer(env, STEP, lambda now: log.append("tick") if now == point else None)
+            timer.start()
+            env.run(until=0.001)
+            timer.arm_at(point)  # armed at 0.001, long before the point
+        else:
+
+            def polling() -> Generator[simpy.Event, Any, None]:
+                while True:
+                    if env.now == point:
+                        log.append("tick")
+                    yield env.timeout(STEP)
+
+            env.process(polling())
+        env.process(other())
+        env.run(until=1.0)
+        return log
+
+    assert order(use_timer=True) == order(use_timer=False) == ["other", "tick"]
+
+
+def test_an_idle_timer_schedules_nothing() -> None:
+    env = simpy.Environment()
+    timer = GridTimer(env, STEP, lambda now: None)
+    timer.start()
+    env.run(until=0.001)
+    env.step()  # SimPy leaves its spent stop event queued; drop it
+    assert env.peek() == float("inf")  # a polling loop would have 200 events a second queued forever
+    timer.arm_at(3600.0)
+    env.run(until=3601.0)
+    timer.stop()
+    env.step()
+    timer.arm_at(4000.0)
+    assert env.peek() == float("inf")
