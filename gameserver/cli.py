@@ -117,7 +117,13 @@ def serve(args: argparse.Namespace) -> int:
         def submit(report: TableReport) -> None:
             service.submit(lambda e: e.report(report))
 
-        gateway = DeviceGateway(ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time)
+        def incident(device: str, why: str, frame: str) -> None:
+            service.submit(lambda e: e.device_incident(device, why, frame))
+
+        gateway = DeviceGateway(
+            ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time,
+            accept_untagged=config.accept_untagged, incident=incident,
+        )  # fmt: skip
         service.subscribe(gateway.on_events)
 
         def health() -> dict[str, Any]:

@@ -18,6 +18,7 @@ supervisors:
 devices:           # NAME: pyserial URL; --device NAME=URL on the command line adds/overrides
   bowl: /dev/ttyUSB0
 heartbeat_timeout_s: 3.0
+untagged_reports: refuse  # accept: 1.0 compatibility, untagged results and lifts count (docs/protocol.md §7)
 ```
 """
 
@@ -56,6 +57,7 @@ class ServerConfig:
     tokens: dict[str, Principal] = field(default_factory=dict)
     devices: dict[str, str] = field(default_factory=dict)
     heartbeat_timeout_s: float = 3.0
+    accept_untagged: bool = False
 
 
 def _need(cond: bool, where: str, allowed: str) -> None:
@@ -69,7 +71,7 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
         raw = {}
     _need(isinstance(raw, dict), source, "must be a mapping with keys engine, players, supervisors, devices")
     assert isinstance(raw, dict)
-    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s"}
+    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s", "untagged_reports"}
     extra = sorted(set(raw) - known)
     _need(
         not extra,
@@ -113,7 +115,10 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
         f"{source}.heartbeat_timeout_s",
         "a number > 0",
     )
-    return ServerConfig(engine, wallets, tokens, {str(k): str(v) for k, v in devices.items()}, float(hb))
+    untagged = raw.get("untagged_reports", "refuse")
+    _need(untagged in ("refuse", "accept"), f"{source}.untagged_reports", "refuse (default) or accept")
+    devs = {str(k): str(v) for k, v in devices.items()}
+    return ServerConfig(engine, wallets, tokens, devs, float(hb), untagged == "accept")
 
 
 def _engine(raw: object, where: str) -> EngineConfig:

@@ -411,6 +411,12 @@ class RoundEngine:
         data = apply_correction(self.last_settled, round_id, faces, self.wallets)
         self._emit(EventKind.ROUND_CORRECTED, round_id, **data)
 
+    def device_incident(self, device: str, why: str, frame: str) -> None:
+        """Record that line ``device`` refused ``frame`` (or changed its role), ``why`` naming the reason; the
+        round is not touched."""
+        r = self.active
+        self._emit(EventKind.DEVICE_INCIDENT, None if r is None else r.round_id, device=device, why=why, frame=frame)
+
     def _require_active(self) -> RoundRecord:
         r = self.active
         if r is None:

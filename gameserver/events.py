@@ -30,6 +30,7 @@ class EventKind(StrEnum):
     ROUND_CORRECTED = "round_corrected"
     REPORT_IGNORED = "report_ignored"
     REPORT_HELD = "report_held"  # kept back: during a pause, or waiting for a report from another line
+    DEVICE_INCIDENT = "device_incident"  # a device line refused a frame or changed its role (gameserver/line_guard.py)
 
 
 SIGNIFICANT: frozenset[EventKind] = frozenset(
@@ -40,6 +41,7 @@ SIGNIFICANT: frozenset[EventKind] = frozenset(
         EventKind.ROUND_VOIDED,
         EventKind.ROUND_CANCELLED,
         EventKind.ROUND_CORRECTED,
+        EventKind.DEVICE_INCIDENT,
     }
 )
 

@@ -19,10 +19,13 @@ import serial
 
 from gameserver.device_clock import DeviceClock
 from gameserver.events import Event, EventKind, ReportKind, TableReport
+from gameserver.line_guard import LineGuard
 from gameserver.link import ServerLink
-from gameserver.protocol import BadFrame, Decoder, Frame
+from gameserver.protocol import BadFrame, Decoder, Frame, encode
 
 _LampCmd = tuple[str, tuple[tuple[str, str], ...]]
+#: ``incident(device, why, frame)``: a line refused a frame or changed its role (docs/protocol.md §5).
+IncidentSink = Callable[[str, str, str], None]
 
 
 class DevicePort(Protocol):
@@ -115,7 +118,12 @@ def lamp_command(event: Event) -> _LampCmd | None:
 
 
 class DeviceGateway:
-    """One thread per port. ``submit`` receives every report (it must not block for long)."""
+    """One thread per port. ``submit`` receives every report (it must not block for long).
+
+    Each line's :class:`~gameserver.line_guard.LineGuard` decides which frames may become reports: a frame from
+    a device other than the line's, or an untagged round-deciding report (unless ``accept_untagged``), is
+    acknowledged, traced (``dir`` ``reject``, the reason in ``note``), counted in :meth:`status` and never
+    submitted; ``incident`` is told of the ones worth an event (bounded per line)."""
 
     def __init__(
         self,
@@ -125,6 +133,8 @@ class DeviceGateway:
         trace: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
         event_clock: Callable[[], float] | None = None,
+        accept_untagged: bool = False,
+        incident: IncidentSink | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
@@ -139,6 +149,8 @@ class DeviceGateway:
         self._event_clock = event_clock
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
         self.links: dict[str, ServerLink] = {}
+        self.guards = {n: LineGuard(n, accept_untagged) for n in ports}
+        self._incident = incident
         self._running = False
         self._threads = [threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports]
 
@@ -170,8 +182,11 @@ class DeviceGateway:
                     q.put(cmd)
 
     def status(self) -> dict[str, dict[str, object]]:
-        """Per device: link up, peer name."""
-        return {n: {"up": link.up, "peer": link.peer} for n, link in self.links.items()}
+        """Per device: link up, peer name, the line's role and its rejected frames per reason."""
+        return {
+            n: {"up": link.up, "peer": link.peer, "role": self.guards[n].role, "rejected": dict(self.guards[n].counts)}
+            for n, link in self.links.items()
+        }
 
     def _record(self, device: str, direction: str, raw: bytes, note: str = "") -> None:
         if self._trace is None or not raw:
@@ -186,6 +201,7 @@ class DeviceGateway:
 
     def _serve(self, name: str) -> None:
         port, link, decoder, lamp = self.ports[name], self.links[name], Decoder(), self._lamp[name]
+        guard = self.guards[name]
         device_clock = DeviceClock()
         is_lamp = name.lower() == "lamp"
         failing = False  # report an I/O failure once per episode, not on every retry
@@ -211,6 +227,8 @@ class DeviceGateway:
                 if isinstance(item, BadFrame):
                     self._record(name, "error", item.raw, item.kind)
                 frame = link.receive(item, now)
+                if frame is not None and not self._admit(name, guard, frame):
+                    continue
                 report = None if frame is None else timed_report(name, frame, device_clock, now)
                 if report is not None and report.happened_at is not None:
                     report = replace(report, happened_at=report.happened_at + shift)
@@ -218,7 +236,18 @@ class DeviceGateway:
                     self._submit(report)
             while not lamp.empty():
                 type_, fields = lamp.get()
-                if is_lamp or link.peer == "LAMP":
+                if is_lamp or guard.role == "LAMP":
                     link.send(type_, fields, now)
             if link.tick(now):
                 self._submit(TableReport(ReportKind.PROBLEM, name, detail="link down: device silent"))
+
+    def _admit(self, name: str, guard: LineGuard, frame: Frame) -> bool:
+        """The line guard's verdict on a new data frame: traced and, when worth it, reported as an incident."""
+        verdict = guard.check(frame)
+        if verdict.why is None:
+            return True
+        raw = encode(frame.seq, frame.src, frame.type, frame.fields)
+        self._record(name, "reject" if not verdict.accept else "incident", raw, verdict.why)
+        if verdict.log and self._incident is not None:
+            self._incident(name, verdict.why, raw.decode("latin-1").rstrip("\r\n"))
+        return verdict.accept

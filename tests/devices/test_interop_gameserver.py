@@ -27,8 +27,10 @@ def test_reference_gateway_reads_every_report_and_acknowledges_it(tmp_path: Path
         with lock:
             reports.append(report)
 
-    # the server opens its ports first (pyserial's open() flushes anything written before)
-    gateway = DeviceGateway({d.value: open_serial(d.value, t.address) for d, t in ptys.items()}, submit)
+    # the server opens its ports first (pyserial's open() flushes anything written before); without the server's
+    # lamp the devices know no round, so their reports are untagged: the gateway runs in the 1.0 compatibility mode
+    ports = {d.value: open_serial(d.value, t.address) for d, t in ptys.items()}
+    gateway = DeviceGateway(ports, submit, accept_untagged=True)
     events: list[tuple[Source, LinkEvent]] = []
     env = SelectEnvironment()
     table = EmulatedTable(

@@ -57,11 +57,11 @@ class PtyDevice:
                 last_hb = time.monotonic()
                 self._write(encode(0, self.src, "HB"))
 
-    def send(self, type_: str, fields: Fields = ()) -> None:
-        """Send one data frame and wait (bounded) for its ACK."""
+    def send(self, type_: str, fields: Fields = (), src: str | None = None) -> None:
+        """Send one data frame (as ``src``, default this device's) and wait (bounded) for its ACK."""
         self._seq += 1
         seq = self._seq
-        self._write(encode(seq, self.src, type_, fields))
+        self._write(encode(seq, src or self.src, type_, fields))
         deadline = time.monotonic() + 5
         while seq not in self._acks:
             assert time.monotonic() < deadline, f"no ACK for {self.src} {type_}"

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from tests.gameserver.gs_ptys import PtyDevice
-from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess, write_config
+from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN, UNTAGGED_OK, ServerProcess, write_config
 
 ORIGIN = time.monotonic() - 7.0  # the devices "powered up" 7 s before this module was imported
 
@@ -20,7 +20,7 @@ def at() -> tuple[str, str]:
 
 
 def test_a_late_lift_is_judged_by_its_device_time(table: dict[str, PtyDevice], tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.yaml", betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
+    config = write_config(tmp_path / "c.yaml", UNTAGGED_OK, betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
     args = ["--config", str(config)]
     for name in ("bowl", "shaker", "reader", "lamp"):
         args += ["--device", f"{name}={table[name].path}"]

@@ -7,11 +7,11 @@ import os
 from pathlib import Path
 
 from tests.gameserver.gs_ptys import PtyDevice
-from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess, write_config
+from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN, UNTAGGED_OK, ServerProcess, write_config
 
 
 def test_rounds_settle_void_reshake_and_correct_end_to_end(table: dict[str, PtyDevice], tmp_path: Path) -> None:
-    config = write_config(tmp_path / "c.yaml", betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
+    config = write_config(tmp_path / "c.yaml", UNTAGGED_OK, betting_s=1.5, round_gap_s=0.2, result_timeout_s=20)
     args = ["--config", str(config), "--trace", str(tmp_path / "trace.jsonl")]
     for name, device in table.items():
         args += ["--device", f"{name}={device.path}"]

@@ -50,7 +50,7 @@ def test_a_wall_clock_step_does_not_date_frames_early_and_hello_resets(bowl_line
     master, path = bowl_line
     got: list[TableReport] = []
     wall = SteppedClock()
-    gateway = DeviceGateway({"bowl": open_serial("bowl", path)}, got.append, event_clock=wall)
+    gateway = DeviceGateway({"bowl": open_serial("bowl", path)}, got.append, event_clock=wall, accept_untagged=True)
     gateway.start()
     try:
         os.write(master, encode(1, "BOWL", "ON", (("at", "5000"),)))

@@ -22,6 +22,8 @@ PLAYERS = {
     "carol": ("carol-token-3", 1_000),
 }
 SUPERVISOR_TOKEN = "boss-token-99"
+#: Top-level config for tests that play protocol 1.0 devices: untagged results and lifts count (compatibility mode).
+UNTAGGED_OK = {"untagged_reports": "accept"}
 
 
 def write_config(path: Path, top: dict[str, Any] | None = None, **engine: Any) -> Path:
