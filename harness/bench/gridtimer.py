@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import simpy
+from simpy.events import NORMAL
 
 _BLOCK = 4096  # grid points generated at a time
 
@@ -44,6 +45,22 @@ class _Grid:
         return float(self.points[index - self.base])
 
 
+#: A priority between SimPy's URGENT (stop events, process starts) and NORMAL (timeouts): a timer with it fires at a
+#: grid point after the bench's stop events there and before every timeout due at the same instant, as a polling
+#: loop with a longer step than the services it watches does (its timeout was made a step earlier than theirs).
+AHEAD_OF_TIMEOUTS = 0.5
+
+
+class _At(simpy.Event):
+    """A timeout with a chosen priority (SimPy's own :class:`simpy.Timeout` is always NORMAL)."""
+
+    def __init__(self, env: simpy.Environment, delay: float, priority: float) -> None:
+        super().__init__(env)
+        self._ok = True
+        self._value = None
+        env.schedule(self, priority, delay)  # type: ignore[arg-type]
+
+
 class GridTimer:
     """Fires ``callback(now)`` on grid points ``origin + k * step`` (accumulated as a polling loop would), at most
     once per point and only on the points armed since the last firing. Starts with a firing at ``origin``
@@ -52,10 +69,13 @@ class GridTimer:
     Not thread-safe: arm it from the environment's own callbacks and processes.
     """
 
-    def __init__(self, env: simpy.Environment, step: float, callback: Callable[[float], None]) -> None:
+    def __init__(
+        self, env: simpy.Environment, step: float, callback: Callable[[float], None], priority: float = NORMAL
+    ) -> None:
         self.env = env
         self.step = step
         self.callback = callback
+        self.priority = priority
         self._grid: _Grid | None = None
         self._fired = -1  # index of the last point fired
         self._armed = -1  # index of the point the pending timeout is for (-1: none)
@@ -83,11 +103,22 @@ class GridTimer:
 
     def arm_at(self, t: float) -> None:
         """Fire at the first grid point at or after ``t`` that has not fired yet (``t <= now``: the next one)."""
+        self._arm(t, after=False)
+
+    def arm_after(self, t: float) -> None:
+        """Fire at the first grid point strictly after ``t`` that has not fired yet: for a change made at ``t`` by
+        an event that the polling loop's own step at ``t`` would have preceded (one scheduled after that step's
+        timeout was, e.g. by another grid service with a shorter step)."""
+        self._arm(t, after=True)
+
+    def _arm(self, t: float, after: bool) -> None:
         grid = self._grid
         if not self._running or grid is None or t == math.inf:
             return
         now = float(self.env.now)
         index = grid.first_at_or_after(max(t, now), self._fired + 1)
+        if after and grid.point(index) == t:
+            index = grid.first_at_or_after(t, index + 1)
         if self._armed != -1 and self._armed <= index:
             return
         self._armed = index
@@ -108,7 +139,7 @@ class GridTimer:
             delay = math.nextafter(delay, math.inf)
         while now + delay > target:
             delay = math.nextafter(delay, -math.inf)
-        event = self.env.timeout(delay)
+        event = _At(self.env, delay, self.priority)
         event.callbacks.append(callback)
         return event
 

@@ -205,31 +205,39 @@ class Rig:
 
     def run_until(self, done: Callable[[], bool], what: str, timeout_s: float | None = None) -> None:
         """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after ``timeout_s`` (default: the bench's
-        step timeout)."""
+        step timeout). ``done`` must read the bench's state, not its clock: in virtual time it is checked only
+        after slices in which something happened (see :meth:`run_slices`)."""
         limit = self.bench.timing.step_timeout_s if timeout_s is None else timeout_s
+        self.run_slices(lambda: not done(), self.env.now + limit)
+        if not done():
+            raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+
+    def run_slices(self, keep_going: Callable[[], bool], deadline: float) -> None:
+        """``while keep_going() and now < deadline: run one slice`` (:data:`SLICE_VIRTUAL_S`, or
+        :data:`SLICE_REAL_S` on a real-time bench). Ends on the slice grid from now, at the first slice boundary
+        where ``keep_going()`` is false or the deadline is reached.
+
+        In virtual time a slice in which no event runs is skipped without running the environment: the bench's
+        state cannot change in it, so ``keep_going`` must depend on that state, not on the clock."""
         env = self.env
-        deadline = env.now + limit
         if self.bench.realtime:
-            while not done():
-                if env.now >= deadline:
-                    raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+            while keep_going() and env.now < deadline:
                 env.run(until=env.now + SLICE_REAL_S)
             return
-        # Virtual time: ``done`` is checked on the slice grid ``now + k * SLICE_VIRTUAL_S``, but only after slices in
-        # which some event ran; in a slice with none the bench's state, and so ``done()``, cannot have changed.
         boundary = float(env.now)
-        while not done():
+        while keep_going():
             while True:
                 if boundary >= deadline:
                     if env.now < boundary:
                         env.run(until=boundary)
-                    raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
+                        env.step()  # SimPy leaves its spent stop event queued at ``now``, ahead of all else: drop it
+                    return
                 nxt = boundary + SLICE_VIRTUAL_S
                 if env.peek() < nxt:
                     break
                 boundary = nxt  # hot path: an empty slice is skipped without running the environment
             env.run(until=nxt)
-            env.step()  # SimPy leaves the spent stop event queued at ``now``, ahead of all else: drop it (a no-op)
+            env.step()
             boundary = nxt
 
     # ------------------------------------------------------------------ acting

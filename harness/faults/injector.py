@@ -22,7 +22,9 @@ from typing import Any
 
 import simpy
 
+from harness.bench.adapters.reference_inprocess import EARLY_S
 from harness.bench.config import Bench
+from harness.bench.gridtimer import AHEAD_OF_TIMEOUTS, GridTimer
 from harness.bench.rig import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchTimeout, Rig
 from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
@@ -105,6 +107,7 @@ class _Run:
         self.stopped: Outcome | None = None  # ABORTED or ERROR once something stopped the run early
         self.t0 = float(self.env.now)
         self.slice = SLICE_REAL_S if rig.bench.realtime else SLICE_VIRTUAL_S
+        self._watch_timer: GridTimer | None = None
 
     # ------------------------------------------------------------------ the run
     def execute(self) -> RunResult:
@@ -113,7 +116,7 @@ class _Run:
         try:
             for p in self.schedule.player_ids:
                 self.sessions.connect(p)
-            self.env.process(self._watch())
+            self._start_watch()
             self._probe("before")
             for r in range(1, self.schedule.rounds + 1):
                 if self.aborted:
@@ -172,6 +175,7 @@ class _Run:
             return
         self.round_no, self.rid, self.phases = r, rid, {"betting_open"}
         self._fire_due()
+        self._arm_watch(self.now)  # the watch reads the new round at its next step
         for p in self.schedule.player_ids:
             self.env.process(self._player_bets(p))
         self._wait_end(rid)
@@ -193,16 +197,13 @@ class _Run:
 
     def _wait_end(self, rid: str) -> None:
         limit = self.rig.bench.timing.step_timeout_s
-        deadline = self.now + limit
-        while rid not in self.ended and self.now < deadline:
-            self.env.run(until=self.now + self.slice)
+        self.rig.run_slices(lambda: rid not in self.ended, self.now + limit)
         if rid not in self.ended:
             self._supervisor_cancel(rid)
         # let the table clear the round too (bounded)
         sim = self.rig.driver.rounds.get(rid)
-        end = self.now + 0.5
-        while self.now < end and sim is not None and "ended" not in self.truth_phases.get(sim, set()):
-            self.env.run(until=self.now + self.slice)
+        if sim is not None:
+            self.rig.run_slices(lambda: "ended" not in self.truth_phases.get(sim, set()), self.now + 0.5)
 
     def _supervisor_cancel(self, rid: str) -> None:
         self._note(OpFunction.CANCEL, round_id=rid, detail="round did not end in time")
@@ -211,9 +212,7 @@ class _Run:
                 self.rig.supervise("cancel", "fault injection: round did not end")
         except AdapterError as exc:
             self._note(OpFunction.CANCEL, round_id=rid, detail=f"refused: {exc.code}")
-        deadline = self.now + 2.0
-        while rid not in self.ended and self.now < deadline:
-            self.env.run(until=self.now + self.slice)
+        self.rig.run_slices(lambda: rid not in self.ended, self.now + 2.0)
 
     # ------------------------------------------------------------------ players
     def _player_bets(self, player: str) -> Generator[simpy.Event, Any, None]:
@@ -267,10 +266,48 @@ class _Run:
     # ------------------------------------------------------------------ watching phases, firing and healing
     def _watch(self) -> Generator[simpy.Event, Any, None]:
         while True:
-            self._observe()
-            self._fire_due()
-            self.applier.heal_due()
+            self._watch_step(self.now)
             yield self.env.timeout(self.slice)
+
+    def _watch_step(self, now: float) -> None:
+        """Observe the table and the server, fire the faults that are due, heal the ones whose time is up."""
+        self._observe()
+        self._fire_due()
+        self.applier.heal_due()
+        self._arm_watch(None)
+
+    def _start_watch(self) -> None:
+        """Watch on the grid of the slice from now. A real-time bench, or a server whose adapter does not announce
+        new round events, is polled every slice; otherwise the watch steps only at the slice boundaries after
+        something it reads changed (a ground-truth event, a server event, a new round) or a fault's time came."""
+        watchers = getattr(self.rig.adapter, "event_watchers", None)
+        if self.rig.bench.realtime or not isinstance(watchers, list):
+            self.env.process(self._watch())
+            return
+        # Ahead of every timeout at its grid points: the polling loop's step there was scheduled a whole slice
+        # earlier, before the finer-grained line services and device events due at the same instant.
+        timer = self._watch_timer = GridTimer(self.env, self.slice, self._watch_step, AHEAD_OF_TIMEOUTS)
+
+        def changed(*_args: object) -> None:  # made by a timeout, so after the watch step at this instant: seen next
+            timer.arm_after(float(self.env.now))
+
+        watchers.append(changed)
+        self.rig.emulated.watchers.append(changed)
+        timer.start()
+
+    def _arm_watch(self, now: float | None) -> None:
+        """Arm the watch for ``now`` (something it reads changed) and for the times of the faults waiting on the
+        clock: pending time-triggered faults and active faults' heals (armed a hair early: a step with nothing due
+        does nothing)."""
+        timer = self._watch_timer
+        if timer is None:
+            return
+        if now is not None:
+            timer.arm_at(now)
+        times = [a[0] for a in self.applier.active]
+        times += [self.t0 + f.at.time for i in self.pending if (f := self.faults[i]).at.time is not None]
+        if times:
+            timer.arm_at(min(times) - EARLY_S)
 
     def _observe(self) -> None:
         truth = self.rig.truth

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -77,6 +77,7 @@ class InProcessAdapter(GameServerAdapter):
         self._heartbeat_s = 3.0
         self._up = True
         self._timer: GridTimer | None = None  # services the lines; a new one after each restart
+        self.event_watchers: list[Callable[[], None]] = []  # called whenever new round events are recorded
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -256,6 +257,8 @@ class InProcessAdapter(GameServerAdapter):
                 for port in self._ports:
                     if port.name == DeviceRole.LAMP or port.link.peer == "LAMP":
                         port.link.send(cmd[0], cmd[1], now)
+        for watcher in self.event_watchers:
+            watcher()
         if arm:
             self._arm()
 
