@@ -1,7 +1,8 @@
 """The HTTP/WebSocket API (Starlette). Every rejection is a 4xx JSON body ``{"error": {"code", "message"}}``
 with a stable code and changes nothing; see docs/server.md for the table of codes.
 
-Authentication: ``Authorization: Bearer <token>`` (or ``?token=`` on the WebSocket). A player may act on and
+Authentication: ``Authorization: Bearer <token>`` (or ``?token=`` on the WebSocket only); request bodies are read
+within the limits of :mod:`gameserver.http_input`. A player may act on and
 read only their own account; a supervisor may read everything and use ``/v1/supervisor/*``.
 """
 
@@ -11,7 +12,6 @@ import asyncio
 import contextlib
 import csv
 import io
-import json
 import re
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -27,6 +27,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
 from gameserver.events import PUBLIC, Event
+from gameserver.http_input import ApiError, authenticate, error, read_json
 from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
 from gameserver.model import Rejection
 from gameserver.openapi import openapi_document
@@ -41,21 +42,9 @@ STATUS = {
     "invalid_faces": 422,
     "unknown_player": 404,
 }
-MAX_BODY = 16 * 1024
 _UINT = re.compile(r"^[0-9]{1,18}$")
-
-
-class ApiError(Exception):
-    """A rejection to send as ``status`` with a stable ``code``."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-
-
-def error(status: int, code: str, message: str) -> JSONResponse:
-    """The one error body shape."""
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+#: WebSocket close codes of a refused ``/v1/stream`` (the reason is the error code).
+WS_CLOSE = {"missing_token": 4401, "invalid_token": 4403}
 
 
 class Api:
@@ -113,24 +102,13 @@ class Api:
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
-        return error(exc.status_code, code, str(exc.detail))
+        return error(exc.status_code, code, str(exc.detail), headers=exc.headers)
 
     async def _crash(self, request: Request, exc: Exception) -> Response:
         return error(500, "internal_error", "unexpected server error")
 
     def _auth(self, conn: HTTPConnection) -> Principal:
-        header = conn.headers.get("authorization")
-        token = conn.query_params.get("token") if header is None else None
-        if header is not None:
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not token:
-                raise ApiError(401, "invalid_token", "Authorization must be 'Bearer <token>'")
-        if not token:
-            raise ApiError(401, "missing_token", "an Authorization: Bearer <token> header is required")
-        who = self.tokens.get(token)
-        if who is None:
-            raise ApiError(401, "invalid_token", "unknown token")
-        return who
+        return authenticate(conn, self.tokens, query_ok=conn.scope["type"] == "websocket")
 
     def _account(self, request: Request) -> tuple[Principal, str]:
         who = self._auth(request)
@@ -152,21 +130,6 @@ class Api:
             raise ApiError(STATUS.get(exc.code, 409), exc.code, exc.message) from None
         except Exception as exc:
             raise ApiError(503, "unavailable", f"the game engine is unavailable: {exc}") from None
-
-    @staticmethod
-    async def _json(request: Request, empty_ok: bool = False) -> dict[str, Any]:
-        body = await request.body()
-        if len(body) > MAX_BODY:
-            raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
-        if empty_ok and not body.strip():
-            return {}
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(400, "malformed_json", "the request body is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise ApiError(400, "malformed_json", "the request body must be a JSON object")
-        return data
 
     # ------------------------------------------------------------------ events to WebSocket streams
     def _on_events(self, events: list[Event]) -> None:
@@ -195,7 +158,7 @@ class Api:
         who = self._auth(request)
         if who.role != "player":
             raise ApiError(403, "forbidden", "only players place bets")
-        data = await self._json(request)
+        data = await read_json(request)
         client_id = data.get("client_bet_id")
         if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not client_id.isprintable():
             raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 printable characters")
@@ -283,7 +246,11 @@ class Api:
     async def supervise(self, request: Request) -> Response:
         self._supervisor(request)
         action = request.path_params["action"]
-        data = await self._json(request, empty_ok=True)
+        data = await read_json(request, required=action == "correct")
+        allowed = {"round_id", "faces"} if action == "correct" else {"reason"}
+        extra = sorted(set(data) - allowed)
+        if extra:
+            raise ApiError(422, "invalid_field", f"unknown field {extra[0]!r}")
         reason = data.get("reason", "")
         if not isinstance(reason, str) or len(reason) > 200 or not reason.isprintable():
             raise ApiError(422, "invalid_field", "reason must be a string of at most 200 printable characters")
@@ -310,8 +277,9 @@ class Api:
         """Round events as JSON text messages; a player sees public events only (no other player's bets)."""
         try:
             who = self._auth(ws)
-        except ApiError as exc:
-            await ws.close(code=4401, reason=exc.code)
+        except ApiError as exc:  # accepted, then closed: a close code reaches the client, an HTTP 403 would not say why
+            await ws.accept()
+            await ws.close(code=WS_CLOSE.get(exc.code, 4403), reason=exc.code)
             return
         await ws.accept()
         q: asyncio.Queue[list[Event] | None] = asyncio.Queue()

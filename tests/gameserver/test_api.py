@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN, ServerProcess
@@ -209,8 +209,11 @@ def test_websocket_streams_round_events_and_hides_other_players_bets(
         assert boss_view["kind"] == alice_view["kind"] == "round_cancelled"
         assert [line["bet_id"] for line in boss_view["data"]["bets"]] == [bet_id]
         assert alice_view["data"]["bets"] == []  # bob's refund and balance are not alice's business
-    with pytest.raises(InvalidStatus), connect(f"{url}?token=wrong", open_timeout=5):
-        pass
+    for query, code, reason in (("?token=wrong", 4403, "invalid_token"), ("", 4401, "missing_token")):
+        with connect(f"{url}{query}", open_timeout=5) as refused, pytest.raises(ConnectionClosed) as closed:
+            refused.recv(timeout=5)
+        assert closed.value.rcvd is not None
+        assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (code, reason)
 
 
 def test_openapi_document_lists_every_route(start_server: Callable[..., ServerProcess]) -> None:
@@ -219,7 +222,7 @@ def test_openapi_document_lists_every_route(start_server: Callable[..., ServerPr
     assert status == 200 and doc["openapi"].startswith("3.")
     assert set(doc["paths"]) >= {
         "/health", "/v1/bets", "/v1/players/{player_id}/balance", "/v1/players/{player_id}/bets",
-        "/v1/players/{player_id}/bets.csv", "/v1/rounds/{round_id}", "/v1/stream", "/v1/supervisor/pause",
+        "/v1/players/{player_id}/bets.csv", "/v1/rounds/{round_id}", "/v1/supervisor/pause",
         "/v1/supervisor/resume", "/v1/supervisor/cancel", "/v1/supervisor/correct",
     }  # fmt: skip
     assert doc["components"]["schemas"]["BetRequest"]["properties"]["bet_type"]["enum"] == [

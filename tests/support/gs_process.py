@@ -84,12 +84,22 @@ class ServerProcess:
             self._lines.put(line.strip())
 
     def call(
-        self, method: str, path: str, token: str | None = None, body: Any = None, raw: bytes | None = None
+        self,
+        method: str,
+        path: str,
+        token: str | None = None,
+        body: Any = None,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
-        """One HTTP request; returns (status, parsed JSON or text)."""
+        """One HTTP request; returns (status, parsed JSON or text). A body goes as ``application/json`` unless
+        ``headers`` say otherwise."""
         conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        sent = {"Authorization": f"Bearer {token}"} if token else {}
+        if data is not None:
+            sent["Content-Type"] = "application/json"
+        headers = {**sent, **(headers or {})}
         try:
             conn.request(method, path, body=data, headers=headers)
             resp = conn.getresponse()
