@@ -169,6 +169,19 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
 
 def parse(raw: bytes) -> Frame | BadFrame:
     """Check one complete frame (``$`` to ``\\n``) in the order of §8 step 3."""
+    if type(raw) is bytes and raw[:1] == b"$":
+        frame = _seen(raw[1:])
+        if frame is not None:
+            return frame
+    result = _parse_checked(raw)
+    if isinstance(result, Frame):
+        _learn(bytes(raw[1:-7]), result)
+    return result
+
+
+def _parse_checked(raw: bytes) -> Frame | BadFrame:
+    """Every check of §8 step 3, in order, on one complete frame (what :func:`parse` does for a frame whose
+    message part it has not seen)."""
     if not raw.startswith(b"$") or not _TAIL.search(raw):
         return BadFrame("syntax", raw)
     body, crc = raw[1:-7], raw[-6:-2]
@@ -207,6 +220,53 @@ def parse(raw: bytes) -> Frame | BadFrame:
     return frame
 
 
+# hot path: the message part (``SRC TYPE fields``, less a trailing ``at=``) of each valid frame, checked once and
+# kept with the frame it made; a device repeats a few dozen of them, so most frames cost a CRC, a split and a
+# lookup. Emptied when full.
+_SEEN: dict[bytes, tuple[str, str, tuple[tuple[str, str], ...], bool]] = {}
+_SEEN_MAX = 4096
+
+
+def _learn(body: bytes, frame: Frame) -> None:
+    """Keep the message part of the valid frame ``frame`` (whose body, between ``$`` and ``*``, is ``body``)."""
+    if len(_SEEN) >= _SEEN_MAX:
+        _SEEN.clear()
+    rest = body.split(b" ", 2)[2]
+    fields = frame.fields
+    if fields and fields[-1][0] == "at" and (frame.src, frame.type) in TAGGABLE:
+        rest, fields = rest.rpartition(b" at=")[0], fields[:-1]  # the device time is last; without it still valid
+    _SEEN[rest] = (frame.src, frame.type, fields, frame.type in CONTROL)
+
+
+def _seen(tail: bytes) -> Frame | None:
+    """The frame ``$`` + ``tail`` when it is valid and its message part is in :data:`_SEEN`, else None (then
+    :func:`_parse_checked` decides)."""
+    body = tail[:-7]
+    if tail[-7:] != b"*%04X\r\n" % binascii.crc_hqx(body, 0xFFFF):
+        return None
+    words = body.split(b" ", 2)
+    if len(words) != 3:
+        return None
+    ver, seq_text, rest = words
+    known = _SEEN.get(rest)
+    at = None
+    if known is None:  # a device data frame with its device time?
+        head, sep, at_text = rest.rpartition(b" at=")
+        known = _SEEN.get(head) if sep else None
+        if known is None or (known[0], known[1]) not in TAGGABLE or not at_text.isdigit() or len(at_text) > 32:
+            return None
+        if at_text[0] == 0x30 and len(at_text) > 1:
+            return None
+        at = at_text.decode()
+    if ver != b"1" or not seq_text.isdigit() or (seq_text[0] == 0x30 and len(seq_text) > 1):
+        return None
+    seq = int(seq_text)
+    src, type_, fields, control = known
+    if not (seq == 0 if control else 1 <= seq <= 65535):
+        return None
+    return Frame(seq, src, type_, fields if at is None else (*fields, ("at", at)))
+
+
 def _cross_fields_ok(frame: Frame) -> bool:
     """Rules between fields: OFF touch=1 needs a token (touch=0 needs ``-``); DROP names a token only for
     item=token."""
@@ -221,39 +281,33 @@ class Decoder:
     """Stream resynchronisation of §8: feed bytes in any slicing, get frames and errors in order."""
 
     def __init__(self) -> None:
-        self._buf = bytearray()
-        self._in_frame = False
+        self._buf = b""  # a frame begun: '$' and at most 126 more bytes, no '\n'
         self._skipping = False  # after too_long: silently discard until the next '$'
-        self._garbage = bytearray()
 
     def feed(self, data: bytes) -> list[Frame | BadFrame]:
         """Consume ``data``; return what became complete."""
+        # hot path: one split on '$' per call; each piece after a '$' is a frame up to its '\n', then garbage.
+        data = self._buf + data if self._buf else bytes(data)
+        self._buf = b""
+        pieces = data.split(b"$")
         out: list[Frame | BadFrame] = []
-        for byte in data:
-            b = bytes((byte,))
-            if not self._in_frame:
-                if b == b"$":
-                    self._flush_garbage(out)
-                    self._in_frame, self._skipping = True, False
-                    self._buf = bytearray(b)
-                elif not self._skipping:
-                    self._garbage += b
-                continue
-            if b == b"$":
-                out.append(BadFrame("truncated", bytes(self._buf)))
-                self._buf = bytearray(b)
-                continue
-            self._buf += b
-            if b == b"\n":
-                out.append(parse(bytes(self._buf)))
-                self._in_frame = False
-            elif len(self._buf) >= MAX_FRAME:
-                out.append(BadFrame("too_long", bytes(self._buf)))
-                self._in_frame, self._skipping = False, True
-        self._flush_garbage(out)
+        if pieces[0] and not self._skipping:
+            out.append(BadFrame("garbage", pieces[0]))
+        last = len(pieces) - 1
+        if last:
+            self._skipping = False
+        for i in range(1, last + 1):
+            piece = pieces[i]
+            end = piece.find(b"\n", 0, MAX_FRAME - 1)
+            if end >= 0:
+                out.append(parse(b"$" + piece[: end + 1]))
+                if end + 1 < len(piece):
+                    out.append(BadFrame("garbage", piece[end + 1 :]))
+            elif len(piece) >= MAX_FRAME - 1:  # 128 bytes with the '$' and still no end
+                out.append(BadFrame("too_long", b"$" + piece[: MAX_FRAME - 1]))
+                self._skipping = i == last
+            elif i < last:
+                out.append(BadFrame("truncated", b"$" + piece))
+            else:
+                self._buf = b"$" + piece
         return out
-
-    def _flush_garbage(self, out: list[Frame | BadFrame]) -> None:
-        if self._garbage:
-            out.append(BadFrame("garbage", bytes(self._garbage)))
-            self._garbage = bytearray()
