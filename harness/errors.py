@@ -15,6 +15,7 @@ The tree (a domain error stays in its own module, deriving from the root)::
     │   ├── BenchError                            harness.bench.config
     │   ├── ScheduleError                         harness.faults.schedule
     │   ├── RecordError                           harness.stats.readers
+    │   ├── ReadingError, AllowListError          harness.rules.reading, harness.rules.audit
     │   ├── Refused                               here: a request refused on purpose (a safety rule)
     │   │   └── InjectionRefused                  harness.faults.prepare
     │   └── CliError                              harness.cli.common

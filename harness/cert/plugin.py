@@ -39,6 +39,7 @@ STEP_MODULES = (
     "harness.cert.steps.then",
     "harness.cert.steps.stats",
     "harness.cert.steps.faults",  # features/faults (fault injection)
+    "harness.cert.steps.documents",  # features/documents.feature (the rules-documents audit)
 )
 TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"

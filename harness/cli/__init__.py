@@ -33,7 +33,13 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.campaign",
     "harness.cli.certify",
     "harness.cli.run",
+    "harness.cli.rules_audit",
 )
+
+
+def _command(module_name: str) -> str:
+    """The subcommand a module registers: its last name, ``_`` written ``-`` (``rules_audit`` → ``rules-audit``)."""
+    return module_name.rsplit(".", 1)[1].replace("_", "-")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -48,7 +54,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for module_name in SUBCOMMANDS:
-        if only is None or module_name.rsplit(".", 1)[1] == only:
+        if only is None or _command(module_name) == only:
             importlib.import_module(module_name).register(subparsers)
     return parser
 
@@ -57,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the process exit status (0 ok, 1 a check failed or the bench failed, 2 a usage or input
     error)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
-    names = {module_name.rsplit(".", 1)[1] for module_name in SUBCOMMANDS}
+    names = {_command(module_name) for module_name in SUBCOMMANDS}
     parser = build_parser(args_list[0] if args_list and args_list[0] in names else None)
     args = parser.parse_args(args_list)
     try:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from harness.judge.paytable import PAYTABLE, RED_COUNTS
+from harness.judge.paytable import PAYTABLE, RED_COUNTS, PayRule
 from simulator.bets import BetType
 
 HALF = Fraction(1, 2)
@@ -88,9 +88,11 @@ class BetMath:
         return math.ceil((Z_TWO_SIDED[confidence] * self.sigma / float(tolerance)) ** 2)
 
 
-def bet_math(bet: BetType, p_red: Fraction | Sequence[Fraction] = HALF) -> BetMath:
-    """Exact figures for ``bet`` with the given token probabilities (fair tokens by default)."""
-    rule = PAYTABLE[BetType(bet)]
+def bet_math(bet: BetType, p_red: Fraction | Sequence[Fraction] = HALF, rule: PayRule | None = None) -> BetMath:
+    """Exact figures for ``bet`` with the given token probabilities (fair tokens by default), settled with the
+    harness paytable's row for ``bet`` or with ``rule`` when given (another paytable's row, e.g. a rules
+    document's)."""
+    rule = PAYTABLE[BetType(bet)] if rule is None else rule
     by_reds = red_count_probabilities(p_red)
     win = sum((by_reds[k] for k in RED_COUNTS if k in rule.wins), Fraction(0))
     push = sum((by_reds[k] for k in RED_COUNTS if k in rule.pushes), Fraction(0))

@@ -17,6 +17,8 @@ from harness.errors import AdapterError, InputError, Refused, XocdiaError
 from harness.faults.prepare import InjectionRefused
 from harness.faults.schedule import ScheduleError
 from harness.files import load_profile
+from harness.rules.audit import AllowListError
+from harness.rules.reading import ReadingError
 from harness.stats.readers import RecordError
 from harness.wire.protocol.codec import EncodeError
 from harness.wire.protocol.fields import FieldError
@@ -24,7 +26,17 @@ from simulator import ProfileError, ScriptError
 from simulator import errors as simulator_errors
 from simulator.distributions import DistributionError
 
-INPUT_ERRORS = (ProfileError, ScriptError, DistributionError, BenchError, ScheduleError, RecordError, CliError)
+INPUT_ERRORS = (
+    ProfileError,
+    ScriptError,
+    DistributionError,
+    BenchError,
+    ScheduleError,
+    RecordError,
+    ReadingError,
+    AllowListError,
+    CliError,
+)
 
 
 def test_the_root_is_defined_once_in_the_simulator_and_re_exported_by_the_harness() -> None:

@@ -29,6 +29,7 @@ MODULES: tuple[tuple[str, ModuleType], ...] = (("Given", given), ("When", when),
 OTHER_AREAS: tuple[tuple[str, str], ...] = (
     ("Statistics (`features/rtp.feature`, `features/fairness.feature`)", "harness.cert.steps.stats"),
     ("Fault injection (`features/faults/`)", "harness.cert.steps.faults"),
+    ("Rules documents (`features/documents.feature`)", "harness.cert.steps.documents"),
 )
 FEATURES = Path(__file__).resolve().parents[3] / "features"
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")

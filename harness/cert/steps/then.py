@@ -5,16 +5,10 @@ Amounts are minor units. Results are win, lose, push (Big/Small on two reds), re
 
 from __future__ import annotations
 
-import re
-from fractions import Fraction
-
 from pytest_bdd import parsers, then
 
-from harness.cert.report.clauses import RULES_PATH
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, format_money
-from harness.judge.paytable import PAYTABLE
 from harness.records import BetResult, RoundEventKind
-from simulator.bets import BetType
 from simulator.events import BowlPlaced, Event, ShakeEnded, ShakeStarted, TokensPlaced
 
 
@@ -192,24 +186,6 @@ def table_sequence(cert: CertContext, n: int) -> None:
     wire = " ".join(r.data.decode("latin-1") for r in rig.recorder.records if r.dir == "tx")
     for report in ("CONSOLE TOKENS", "BOWL ON", "SHAKER START", "SHAKER END", "BOWL OFF", "READER RESULT"):
         assert report in wire, f"no {report} frame on the device lines"
-
-
-@then("the paytable follows the English rules document")
-def paytable_english(cert: CertContext) -> None:
-    """Every odds value and winning red count the harness settles with is the one in the English RULES.md
-    payouts table (DOC-1: where a translation differs, the English rules prevail).
-
-    Example: Then the paytable follows the English rules document
-    """
-    row = re.compile(r"^\|\s*(PAY-\d+)\s*\|[^|]*\|[^|]*\|\s*([\d.]+)\s*\|")
-    found = {}
-    for line in RULES_PATH.read_text(encoding="utf-8").splitlines():
-        m = row.match(line)
-        if m:
-            found[m.group(1)] = Fraction(m.group(2))
-    assert len(found) == len(BetType), f"the rules document lists {len(found)} payouts"
-    for bet, rule in PAYTABLE.items():
-        assert found[rule.clause] == rule.odds, f"{bet}: harness odds {rule.odds}, English rules {found[rule.clause]}"
 
 
 @then(parsers.re(r"(?P<minor>\d+) minor units are shown as (?P<text>[\d,.\-]+)"))
