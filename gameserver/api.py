@@ -43,6 +43,7 @@ STATUS = {
     "unknown_player": 404,
 }
 _UINT = re.compile(r"^[0-9]{1,18}$")
+_ASCII = re.compile(r"^[ -~]*$")  # printable ASCII: ids and reasons end up in CSV files and logs
 #: WebSocket close codes of a refused ``/v1/stream`` (the reason is the error code).
 WS_CLOSE = {"missing_token": 4401, "invalid_token": 4403}
 
@@ -148,11 +149,12 @@ class Api:
         """Liveness plus the table's state (no token needed)."""
         state = await self._run(_table_state)
         body = {"status": "ok" if self.service.failure is None else "failed", "table": state}
+        body["ignored_reports"] = await self._run(lambda e: e.ignored.to_json())
         body.update(self.health_extra())
         return JSONResponse(body, status_code=200 if self.service.failure is None else 503)
 
     async def openapi(self, request: Request) -> Response:
-        return JSONResponse(openapi_document())
+        return JSONResponse(openapi_document(self.service.engine.config))
 
     async def place_bet(self, request: Request) -> Response:
         who = self._auth(request)
@@ -160,8 +162,8 @@ class Api:
             raise ApiError(403, "forbidden", "only players place bets")
         data = await read_json(request)
         client_id = data.get("client_bet_id")
-        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not client_id.isprintable():
-            raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 printable characters")
+        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not _ASCII.match(client_id):
+            raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 printable ASCII characters")
         bet_type = data.get("bet_type")
         if not isinstance(bet_type, str):
             raise ApiError(422, "invalid_field", "bet_type must be a string")
@@ -252,8 +254,8 @@ class Api:
         if extra:
             raise ApiError(422, "invalid_field", f"unknown field {extra[0]!r}")
         reason = data.get("reason", "")
-        if not isinstance(reason, str) or len(reason) > 200 or not reason.isprintable():
-            raise ApiError(422, "invalid_field", "reason must be a string of at most 200 printable characters")
+        if not isinstance(reason, str) or len(reason) > 200 or not _ASCII.match(reason):
+            raise ApiError(422, "invalid_field", "reason must be a string of at most 200 printable ASCII characters")
         command: Callable[[RoundEngine], Any]
         if action == "pause":
             command = lambda e: e.pause(reason)  # noqa: E731

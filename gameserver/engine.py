@@ -8,13 +8,13 @@ RULES.md that concerns a round is applied here (see docs/server.md for the decis
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from gameserver import ordering
 from gameserver.bets import BetType
 from gameserver.corrections import apply_correction
+from gameserver.deadlines import round_deadline
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.model import (
     ENDED,
@@ -28,6 +28,7 @@ from gameserver.model import (
     RoundRecord,
     request_hash,
 )
+from gameserver.noise import IgnoredReports
 from gameserver.settlement import close_round
 
 _RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
@@ -58,6 +59,7 @@ class RoundEngine:
         self._next_open_at = self._last_at
         self._outbox: list[Event] = []
         self._shaker_timed = False  # the last shaker report carried device time (protocol 1.2)
+        self.ignored = IgnoredReports()  # counted, not logged (gameserver/noise.py)
 
     # ---------------------------------------------------------------- plumbing
     def now(self) -> float:
@@ -126,17 +128,8 @@ class RoundEngine:
             raise Rejection("unknown_player", f"player {player_id!r} has no wallet")
         if stake > balance:
             raise Rejection("insufficient_balance", f"stake {stake} exceeds the balance {balance}")
-        ack = BetAck(
-            self._next_bet_id,
-            client_bet_id,
-            player_id,
-            r.round_id,
-            kind,
-            stake,
-            self.now(),
-            balance,
-            balance - stake,
-        )
+        now, left = self.now(), balance - stake
+        ack = BetAck(self._next_bet_id, client_bet_id, player_id, r.round_id, kind, stake, now, balance, left)
         self._next_bet_id += 1
         self.wallets[player_id] = ack.balance_after
         r.bets.append(BetRecord(ack, digest))
@@ -193,32 +186,16 @@ class RoundEngine:
     def next_deadline(self) -> float | None:
         """The earliest time at which :meth:`tick` may change anything (open, close, void, pause, cancel, apply a
         held report); None when only a report or a call can. Before it, :meth:`tick` is a no-op."""
-        config = self.config
         r = self.active
         if r is None:
-            return self._next_open_at if config.auto_open else None
-        if r.paused_reason is not None:
-            assert r.paused_at is not None
-            return r.paused_at + config.pause_timeout_s
-        times = []
-        if r.held:
-            times.append(r.held[0].at + config.reorder_grace_s)
-        if r.phase is Phase.BETTING:
-            times.append(r.closes_at)
-        if r.shake_due is not None:
-            times.append(r.shake_due)
-        if r.phase is Phase.CLOSED:
-            since = r.awaiting_since
-            if since is not None:
-                times.append(since + config.result_timeout_s)
-            elif config.result_timeout_s <= 0:
-                times.append(-math.inf)
-        return min(times) if times else None
+            return self._next_open_at if self.config.auto_open else None
+        return round_deadline(r, self.config)
 
     def report(self, report: TableReport) -> None:
         """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2). Reports for no round or
-        tagged with another round are ``report_ignored`` (no change); during a pause they are held and replayed
-        on resume; one that must follow another line's report waits the grace window (gameserver/ordering.py)."""
+        tagged with another round are ignored (counted in ``ignored``: no event, no change); during a pause they
+        are held and replayed on resume; one that must follow another line's report waits the grace window
+        (gameserver/ordering.py)."""
         self.tick()
         r = self.active
         kind = report.kind
@@ -273,7 +250,8 @@ class RoundEngine:
 
     def _hold(self, r: RoundRecord, report: TableReport, why: str) -> None:
         r.held.append(HeldReport(report, self.now(), why))
-        self._note(EventKind.REPORT_HELD, r, report, why)
+        data = {"report": str(report.kind), "device": report.device, "faces": report.faces, "why": why}
+        self._emit(EventKind.REPORT_HELD, r.round_id, **data)
 
     def _release(self, r: RoundRecord) -> None:
         """Apply, in arrival order, every held report whose wait is over, until none is (or ``r`` ended or
@@ -337,11 +315,8 @@ class RoundEngine:
             self._pause(r, "reshake_cap_exceeded")
 
     def _ignored(self, r: RoundRecord | None, report: TableReport, why: str) -> None:
-        self._note(EventKind.REPORT_IGNORED, r, report, why)
-
-    def _note(self, kind: EventKind, r: RoundRecord | None, report: TableReport, why: str) -> None:
         rid = None if r is None else r.round_id
-        self._emit(kind, rid, report=str(report.kind), device=report.device, faces=report.faces, why=why)
+        self.ignored.add(self.now(), report.device, str(report.kind), why, rid, report.faces)
 
     def _pause(self, r: RoundRecord, reason: str) -> None:
         now = self.now()

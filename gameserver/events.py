@@ -28,7 +28,7 @@ class EventKind(StrEnum):
     ROUND_VOIDED = "round_voided"
     ROUND_CANCELLED = "round_cancelled"
     ROUND_CORRECTED = "round_corrected"
-    REPORT_IGNORED = "report_ignored"
+    REPORT_IGNORED = "report_ignored"  # in older ledgers only: ignored reports are counted (gameserver/noise.py)
     REPORT_HELD = "report_held"  # kept back: during a pause, or waiting for a report from another line
     DEVICE_INCIDENT = "device_incident"  # a device line refused a frame or changed its role (gameserver/line_guard.py)
 

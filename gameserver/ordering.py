@@ -13,10 +13,10 @@ arrived yet; then it holds the report for at most ``EngineConfig.reorder_grace_s
 
 A held report is applied as soon as the state it waits for is reached (the engine retries the held reports,
 in arrival order, after every report it applies). When its grace window ends first, it is applied as if it
-had not been held: a read before a lift or a shaker report while lifted is then ignored (``report_ignored``),
-a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs no other line), and a lift
-that arrives after the close while a read received before the close waits for it is SH-4b too (the reader saw
-the tokens during betting: the bowl was off then, only its report was late).
+had not been held: a read before a lift or a shaker report while lifted is then ignored (counted in
+``RoundEngine.ignored``), a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs
+no other line), and a lift that arrives after the close while a read received before the close waits for it is
+SH-4b too (the reader saw the tokens during betting: the bowl was off then, only its report was late).
 
 Device time (protocol 1.2, ``TableReport.happened_at``) overrides arrival order where it says more: a
 ``BOWL OFF`` that happened during betting voids SH-4b whenever it arrives (:func:`lifted_during_betting`,
