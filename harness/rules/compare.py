@@ -12,7 +12,8 @@ what the reference says. Kinds:
 - ``wording``: a reviewer's note from the reading (a different word that changes no money).
 
 A difference *fails* the audit when a translation contradicts the English on money, or when the English
-contradicts the certified rules on money or on its own RTP; the rest are findings shown to the reader.
+contradicts the certified rules on money (a bet left out included) or on its own RTP; the rest are findings shown
+to the reader.
 """
 
 from __future__ import annotations
@@ -104,7 +105,8 @@ def compare_english(doc: DocumentRules) -> list[Difference]:
     for bet, rule in PAYTABLE.items():
         want = Terms(rule.odds, rule.wins, rule.pushes)
         if bet not in doc.bets:
-            out.append(_diff(lang, rule.clause, "missing", f"{bet}: not in the document", None, None, CERTIFIED))
+            detail = f"{bet}: not in the document; the certified rules: {describe(want)}"
+            out.append(_diff(lang, rule.clause, "missing", detail, None, None, CERTIFIED, True))
             continue
         t = doc.bets[bet]
         got = Terms(t.odds, t.wins, t.pushes)

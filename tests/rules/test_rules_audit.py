@@ -206,3 +206,16 @@ def test_spanish_written_with_points_is_not_reported_by_the_doc_2_scenario(tmp_p
     with pytest.raises(AssertionError, match="number-format findings"):
         steps.reported_number_format(ctx, "Spanish", ",")
     steps.reported_number_format(steps.RulesContext(run_audit()), "Spanish", ",")
+
+
+def test_an_english_reading_without_a_bet_fails_naming_its_clause(tmp_path: Path) -> None:
+    readings = tmp_path / "readings"
+    shutil.copytree(READINGS_DIR, readings)
+    en = readings / "en.yaml"
+    text = en.read_text(encoding="utf-8")
+    start, end = text.index("  four_red:\n"), text.index("  three_red:\n")
+    en.write_text(text[:start] + text[end:], encoding="utf-8")
+    result = run_audit([DOCUMENTS_DIR / EN], readings)
+    assert [(d.clause, d.kind) for d in result.failing] == [("PAY-1", "missing")]
+    with pytest.raises(AssertionError, match="en PAY-1 missing"):
+        steps.english_paytable(steps.RulesContext(result))
