@@ -167,11 +167,11 @@ class Api:
         bet_type = data.get("bet_type")
         if not isinstance(bet_type, str):
             raise ApiError(422, "invalid_field", "bet_type must be a string")
-        stake = data.get("stake")
-        if type(stake) is not int:
+        stake = _integer(data.get("stake"))
+        if stake is None:
             raise ApiError(422, "invalid_field", "stake must be an integer number of minor units")
         round_id = data.get("round_id")
-        if round_id is not None and type(round_id) is not int:
+        if round_id is not None and (round_id := _integer(round_id)) is None:
             raise ApiError(422, "invalid_field", "round_id must be an integer when given")
         extra = sorted(set(data) - {"client_bet_id", "bet_type", "stake", "round_id"})
         if extra:
@@ -314,6 +314,15 @@ class Api:
             while (await ws.receive())["type"] != "websocket.disconnect":
                 pass
         q.put_nowait(None)
+
+
+def _integer(value: Any) -> int | None:
+    """A JSON integer (JSON Schema counts ``100.0`` as one), else None; booleans are not integers."""
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return None
 
 
 def _player_view(event: Event, player_id: str) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def _schemas(config: EngineConfig) -> dict[str, Any]:
                     "maximum": config.max_stake,
                     "multipleOf": config.chip_unit,
                 },
-                "round_id": {"type": "integer"},
+                "round_id": {"type": ["integer", "null"]},
             },
             ["client_bet_id", "bet_type", "stake"],
         ),

@@ -69,7 +69,7 @@ REJECTIONS = [
     (ALICE, {"client_bet_id": "r3", "bet_type": "odd", "stake": 0}, 422, "stake_below_minimum"),
     (ALICE, {"client_bet_id": "r4", "bet_type": "odd", "stake": 1_000_100}, 422, "stake_above_maximum"),
     (CAROL, {"client_bet_id": "r5", "bet_type": "odd", "stake": 2000}, 409, "insufficient_balance"),
-    (ALICE, {"client_bet_id": "r6", "bet_type": "odd", "stake": 1000.0}, 422, "invalid_field"),
+    (ALICE, {"client_bet_id": "r6", "bet_type": "odd", "stake": 1000.5}, 422, "invalid_field"),
     (ALICE, {"client_bet_id": "r7", "bet_type": "odd", "stake": "1000"}, 422, "invalid_field"),
     (ALICE, {"client_bet_id": "r8", "bet_type": "odd", "stake": 1000, "extra": 1}, 422, "invalid_field"),
     (ALICE, {"client_bet_id": "r9", "bet_type": "odd", "stake": 1000, "round_id": 99}, 409, "wrong_round"),
