@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness.errors import InputError
 from harness.files import Fields, parse_yaml, read_text
-from harness.rules.compare import Difference, compare_english, compare_translation, rtp_implied
+from harness.rules.compare import KINDS, Difference, compare_english, compare_translation, rtp_implied
 from harness.rules.document import DocumentRules, document_script, read_document, read_lines
 from harness.rules.reading import (
     DOCUMENTS_DIR,
@@ -147,6 +147,7 @@ def load_allow_list(path: Path) -> tuple[Allowance, ...]:
         for key, value in zip(("language", "clause", "kind", "reason"), values, strict=True):
             if not isinstance(value, str) or not value.strip():
                 raise f.fail(f"{where}.{key}", "must be a non-empty string", value)
+        f.choice(values[2], f"{where}.kind", KINDS)
         if values[0] == ENGLISH:
             raise f.fail(f"{where}.language", "the English document prevails: its findings cannot be allowed", "en")
         out.append(Allowance(*(str(v) for v in values)))

@@ -43,6 +43,8 @@ ENGLISH_CLAUSES: tuple[str, ...] = (
     "DOC-1",
 )
 CERTIFIED = "the certified rules (RULES.md, harness paytable)"
+#: Every kind of difference, in the order the module docstring explains them.
+KINDS: tuple[str, ...] = ("money", "rtp", "inconsistent", "effect", "missing", "extra", "number-format", "wording")
 
 
 @dataclass(frozen=True, slots=True)

@@ -135,3 +135,5 @@ def test_an_allow_list_may_not_allow_the_english(capsys: pytest.CaptureFixture[s
     allow = tmp_path / "allow.yaml"
     allow.write_text("allowed:\n  - {language: en, clause: PAY-9, kind: money, reason: x}\n", encoding="utf-8")
     assert "allowed[0].language: the English document prevails" in bad(capsys, "--allow", str(allow))
+    allow.write_text("allowed:\n  - {language: bn, clause: PAY-9, kind: mony, reason: x}\n", encoding="utf-8")
+    assert "allowed[0].kind: must be one of money, rtp" in bad(capsys, "--allow", str(allow))
