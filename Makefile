@@ -43,6 +43,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_simulator.py
 	$(BIN)/python benchmarks/bench_simulator_floor.py
 	$(BIN)/python benchmarks/bench_server.py
+	$(BIN)/python benchmarks/bench_gateway.py
 	$(BIN)/python benchmarks/bench_settlement.py
 	$(BIN)/python benchmarks/bench_monitor.py
 	$(BIN)/python benchmarks/bench_serial.py
