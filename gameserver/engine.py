@@ -249,6 +249,8 @@ class RoundEngine:
             self._ignored(r, report, "not_applicable")
 
     def _hold(self, r: RoundRecord, report: TableReport, why: str) -> None:
+        if ordering.hold_full(r, report):
+            return self._ignored(r, report, "hold_full")
         r.held.append(HeldReport(report, self.now(), why))
         data = {"report": str(report.kind), "device": report.device, "faces": report.faces, "why": why}
         self._emit(EventKind.REPORT_HELD, r.round_id, **data)
@@ -315,8 +317,7 @@ class RoundEngine:
             self._pause(r, "reshake_cap_exceeded")
 
     def _ignored(self, r: RoundRecord | None, report: TableReport, why: str) -> None:
-        rid = None if r is None else r.round_id
-        self.ignored.add(self.now(), report.device, str(report.kind), why, rid, report.faces)
+        self.ignored.add(self.now(), report, why, None if r is None else r.round_id)
 
     def _pause(self, r: RoundRecord, reason: str) -> None:
         now = self.now()
@@ -387,8 +388,7 @@ class RoundEngine:
         self._emit(EventKind.ROUND_CORRECTED, round_id, **data)
 
     def device_incident(self, device: str, why: str, frame: str) -> None:
-        """Record that line ``device`` refused ``frame`` (or changed its role), ``why`` naming the reason; the
-        round is not touched."""
+        """Record that line ``device`` refused ``frame`` (or changed its role) for reason ``why``; nothing changes."""
         r = self.active
         self._emit(EventKind.DEVICE_INCIDENT, None if r is None else r.round_id, device=device, why=why, frame=frame)
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections import Counter, deque
 from typing import Any
 
+from gameserver.events import TableReport
+
 SAMPLE = 32
 
 
@@ -22,11 +24,12 @@ class IgnoredReports:
         self.counts: Counter[tuple[str, str, str]] = Counter()
         self.sample: deque[dict[str, Any]] = deque(maxlen=SAMPLE)
 
-    def add(self, at: float, device: str, kind: str, why: str, round_id: int | None, faces: str | None) -> None:
+    def add(self, at: float, report: TableReport, why: str, round_id: int | None) -> None:
         """Count one ignored report and keep it in the sample (the oldest one drops out)."""
+        device, kind = report.device, str(report.kind)
         self.counts[(device, kind, why)] += 1
         self.sample.append(
-            {"at": at, "device": device, "report": kind, "why": why, "round_id": round_id, "faces": faces}
+            {"at": at, "device": device, "report": kind, "why": why, "round_id": round_id, "faces": report.faces}
         )
 
     def to_json(self) -> dict[str, Any]:

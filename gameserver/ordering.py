@@ -37,6 +37,9 @@ PAUSED = "paused"
 AWAITING_LIFT = "awaiting_lift"
 AWAITING_READ = "awaiting_read"
 AWAITING_SHAKE_END = "awaiting_shake_end"
+#: Reports one device line may have held in a round; more are ignored (``hold_full``), so a line that keeps
+#: talking during a pause grows neither memory nor the event log.
+MAX_HELD_PER_LINE = 64
 
 _READS = frozenset({ReportKind.RESULT, ReportKind.REARRANGED})
 _SHAKER = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
@@ -53,6 +56,11 @@ def hold_reason(r: RoundRecord, report: TableReport) -> str | None:
     if kind is ReportKind.BOWL_OFF and r.phase is Phase.CLOSED and r.shaking and not r.lifted:
         return AWAITING_SHAKE_END
     return None
+
+
+def hold_full(r: RoundRecord, report: TableReport) -> bool:
+    """True when ``report``'s line already has :data:`MAX_HELD_PER_LINE` reports held in round ``r``."""
+    return sum(1 for h in r.held if h.report.device == report.device) >= MAX_HELD_PER_LINE
 
 
 def lifted_during_betting(r: RoundRecord, report: TableReport) -> bool:
