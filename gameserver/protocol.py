@@ -220,11 +220,10 @@ def _parse_checked(raw: bytes) -> Frame | BadFrame:
     return frame
 
 
-# hot path: the message part (``SRC TYPE fields``, less a trailing ``at=``) of each valid frame, checked once and
-# kept with the frame it made; a device repeats a few dozen of them, so most frames cost a CRC, a split and a
-# lookup. Emptied when full.
+# hot path: a device repeats a few dozen message parts, so each is checked once.
+#: ``SRC TYPE fields`` of valid frames, less a trailing ``at=`` -> (src, type, fields, control); emptied when full.
 _SEEN: dict[bytes, tuple[str, str, tuple[tuple[str, str], ...], bool]] = {}
-_SEEN_MAX = 4096
+_SEEN_MAX = 1024
 
 
 def _learn(body: bytes, frame: Frame) -> None:
@@ -242,7 +241,7 @@ def _seen(tail: bytes) -> Frame | None:
     """The frame ``$`` + ``tail`` when it is valid and its message part is in :data:`_SEEN`, else None (then
     :func:`_parse_checked` decides)."""
     body = tail[:-7]
-    if tail[-7:] != b"*%04X\r\n" % binascii.crc_hqx(body, 0xFFFF):
+    if tail[-7:] != b"*%04X\r\n" % binascii.crc_hqx(body, 0xFFFF):  # hot path: the tail and the CRC, one test
         return None
     words = body.split(b" ", 2)
     if len(words) != 3:

@@ -295,14 +295,12 @@ class _Known(NamedTuple):
     taggable: bool
 
 
-# hot path: the message part (``SRC TYPE fields [round=]``, less any ``at=``) of each valid frame, decoded once:
-# a device repeats a few dozen of them (ON, START, RESULT faces=...), so most frames cost a CRC, a split and a
-# lookup. Messages are frozen values, so frames may share one. Emptied when full.
-_KNOWN: dict[bytes, _Known] = {}
-_KNOWN_MAX = 4096
+# hot path: a device repeats a few dozen message parts, so each is decoded once (frozen messages may be shared).
+_KNOWN: dict[bytes, _Known] = {}  # ``SRC TYPE fields [round=]`` of valid frames, less any ``at=``; emptied when full
+_KNOWN_MAX = 1024
 _VERSION = b"%d" % PROTOCOL_VERSION
 _AT_SEP = b" at="
-# hot path: a Frame filled through its slot descriptors (what the frozen dataclass __init__ does, at half the cost).
+# hot path: a Frame filled through its slot descriptors, as the frozen dataclass __init__ does, less its overhead.
 _new = object.__new__
 _SET_SEQ, _SET_SRC, _SET_MESSAGE, _SET_VERSION, _SET_ROUND, _SET_AT = (
     getattr(Frame, f.name).__set__ for f in dataclass_fields(Frame)
@@ -322,9 +320,11 @@ def _remember(body: bytes, frame: Frame) -> None:
 
 def _known(piece: bytes) -> Frame | None:
     """The frame ``b"$" + piece`` if it is valid and its message part is in :data:`_KNOWN`; None when that cannot
-    be told this way (only :func:`_parse_checked` may then judge the frame)."""
+    be told this way (only :func:`_parse_checked` may then judge the frame). The caller keeps ``piece`` shorter than
+    128 bytes. A piece accepted holds no ``\\n`` but its last byte (no valid message part holds one): it is one whole
+    frame, as the stream decoder would have cut it."""
     body = piece[:-7]
-    if piece[-7:] != b"*%04X\r\n" % _crc_hqx(body, 0xFFFF):
+    if piece[-7:] != b"*%04X\r\n" % _crc_hqx(body, 0xFFFF):  # hot path: syntax of the tail and CRC, one test
         return None
     parts = body.split(b" ", 2)
     if len(parts) != 3:
@@ -373,8 +373,7 @@ class FrameDecoder:
 
     def feed(self, data: bytes) -> list[Frame | BadFrame]:
         """Consume ``data``; return the frames and errors completed by it, in stream order."""
-        # hot path: one split on '$' per feed; a piece after a '$' is most often one whole known frame, which
-        # _known alone vouches for (a frame it accepts has no other '\n').
+        # hot path: one split on '$' per feed; a whole known frame per piece is the common case (see _known).
         data = self._buf + data if self._buf else bytes(data)
         self._buf = b""
         pieces = data.split(b"$")
