@@ -3,8 +3,8 @@
 Contracts (docs/server.md, "API"):
 
 - an HTTP request authenticates with ``Authorization: Bearer <token>`` only; a token in the URL is refused
-  (``401 token_in_url``) so that it does not end up in logs and histories; the WebSocket alone also takes
-  ``?token=`` (browsers cannot set headers on it);
+  (``401 token_in_url``, even beside a valid header) so that it does not end up in logs and histories; the
+  WebSocket alone also takes ``?token=`` (browsers cannot set headers on it);
 - a body is read as it streams and refused with ``413 body_too_large`` as soon as it is known to exceed
   :data:`MAX_BODY` bytes (from ``Content-Length`` before reading anything, else after at most ``MAX_BODY`` + one
   chunk), so a large body never sits in memory;
@@ -46,7 +46,7 @@ def authenticate(conn: HTTPConnection, tokens: dict[str, Principal], query_ok: b
     Raises ApiError 401 ``missing_token``, ``invalid_token`` or ``token_in_url``."""
     header = conn.headers.get("authorization")
     in_query = conn.query_params.get("token")
-    if header is None and in_query is not None and not query_ok:
+    if in_query is not None and not query_ok:
         raise ApiError(401, "token_in_url", "send the token as 'Authorization: Bearer <token>', not in the URL")
     token = in_query if header is None else None
     if header is not None:

@@ -29,6 +29,8 @@ def test_tokens_in_the_url_are_refused_on_http(start_server: Callable[..., Serve
     status, reply = server.call("POST", f"/v1/bets?token={ALICE}", body=BET)
     assert (status, reply["error"]["code"]) == (401, "token_in_url")
     assert server.call("GET", "/v1/players/alice/bets", ALICE)[1]["bets"] == []
+    status, reply = server.call("GET", f"/v1/events?token={BOSS}", BOSS)  # even beside a valid header
+    assert (status, reply["error"]["code"]) == (401, "token_in_url")
     assert server.call("GET", "/v1/events", BOSS)[0] == 200  # the header works
 
 
