@@ -342,12 +342,7 @@ class Rig:
     def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
         """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
         while True:
-            log = self.emulated.model.log.events
-            new = log[self._crowd_seen :]
-            self._crowd_seen = len(log)
-            for event in new:
-                if isinstance(event, BetSent):
-                    self.env.process(self._deliver(event))
+            self._forward_new_bets(float(self.env.now))
             yield self.env.timeout(SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S)
 
     def _deliver(self, event: BetSent) -> Generator[simpy.Event, Any, None]:
