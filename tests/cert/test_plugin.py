@@ -69,3 +69,9 @@ def test_an_unknown_bench_is_a_usage_error_naming_it(pytester: pytest.Pytester) 
     result = pytester.runpytest_inprocess("--bench", "no-such-bench")
     assert result.ret != 0
     assert "no-such-bench" in result.stdout.str() + result.stderr.str()
+
+
+def test_loading_the_plugin_by_its_old_module_path_registers_it_once(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_one="def test_one(bench):\n    assert bench.name == 'in-process'\n")
+    result = pytester.runpytest_subprocess("-p", "harness.pytest_plugin", "--bench", "in-process")
+    result.assert_outcomes(passed=1)  # the alias and the autoloaded entry point are one plugin, not two
