@@ -3,8 +3,9 @@
 The gameserver's pure round engine runs with its clock injected (``env.now``); its own protocol decoder and
 server link (``gameserver.protocol``, ``gameserver.link``) read the device lines, which are in-memory byte pipes,
 and each line's ``gameserver.device_clock.DeviceClock`` turns a frame's device time into sim time:
-table events travel as encoded frames through both codecs, as on a real bench. A SimPy process services the
-lines every :data:`SERVICE_S` sim seconds, feeds reports to the engine, ticks it, stores its events in an
+table events travel as encoded frames through both codecs, as on a real bench. A grid timer
+(:mod:`harness.bench.gridtimer`) services the lines on the grid of :data:`SERVICE_S` sim seconds, only at the points
+where input arrived or a deadline is due: it feeds reports to the engine, ticks it, stores its events in an
 in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``).
 
 Fault injection's interface (``harness.faults.fault_adapters``): :meth:`InProcessAdapter.kill_server` stops the
