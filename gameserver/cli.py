@@ -23,6 +23,7 @@ import uvicorn
 
 from gameserver.api import Api
 from gameserver.config import ConfigError, ServerConfig, load_config
+from gameserver.dialects import DIALECTS, LineConfigError
 from gameserver.events import TableReport
 from gameserver.gateway import DeviceError, DeviceGateway, DevicePort, open_serial
 from gameserver.service import GameService
@@ -64,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--device", action="append", type=_device, default=[], metavar="NAME=URL",
         help="a table device's pyserial URL; repeatable (the port named 'lamp' gets lamp commands)",
+    )  # fmt: skip
+    p.add_argument(
+        "--dialect", choices=list(DIALECTS), default=None,
+        help="the device dialect of every line the config does not set (default: the config's, else xocdia-ascii)",
     )  # fmt: skip
     p.add_argument("--config", help="YAML config file (players, supervisors, engine settings, devices)")
     p.add_argument("--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)")
@@ -120,10 +125,16 @@ def serve(args: argparse.Namespace) -> int:
         def incident(device: str, why: str, frame: str) -> None:
             service.submit(lambda e: e.device_incident(device, why, frame))
 
-        gateway = DeviceGateway(
-            ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time,
-            accept_untagged=config.accept_untagged, incident=incident,
-        )  # fmt: skip
+        default = args.dialect or config.dialect
+        dialects = {n: config.device_dialects.get(n, default) for n in ports}
+        try:
+            gateway = DeviceGateway(
+                ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time,
+                accept_untagged=config.accept_untagged, incident=incident, dialects=dialects,
+                roles=config.device_roles,
+            )  # fmt: skip
+        except LineConfigError as exc:
+            raise StartError(str(exc)) from None
         service.subscribe(gateway.on_events)
 
         def health() -> dict[str, Any]:

@@ -15,8 +15,10 @@ players:           # wallets opened (once) with this balance; the token authenti
   - {id: alice, token: alice-secret, balance: 100000}
 supervisors:
   - {id: pit-boss, token: boss-secret}
-devices:           # NAME: pyserial URL; --device NAME=URL on the command line adds/overrides
+devices:           # NAME: pyserial URL, or {url, dialect, roles}; --device NAME=URL on the command line adds/overrides
   bowl: /dev/ttyUSB0
+  bus: {url: /dev/ttyUSB1, dialect: xocdia-bus, roles: [SHAKER, CONSOLE]}
+dialect: xocdia-ascii     # the default device dialect (docs/server.md, "Device dialects"); --dialect overrides
 heartbeat_timeout_s: 3.0
 untagged_reports: refuse  # accept: 1.0 compatibility, untagged results and lifts count (docs/protocol.md §7)
 ```
@@ -31,6 +33,7 @@ from typing import Any
 
 import yaml
 
+from gameserver.dialects import DEFAULT, DIALECTS, ROLES
 from gameserver.model import EngineConfig
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -58,6 +61,9 @@ class ServerConfig:
     devices: dict[str, str] = field(default_factory=dict)
     heartbeat_timeout_s: float = 3.0
     accept_untagged: bool = False
+    dialect: str = DEFAULT
+    device_dialects: dict[str, str] = field(default_factory=dict)  # per line, overriding ``dialect``
+    device_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the devices a line carries
 
 
 def _need(cond: bool, where: str, allowed: str) -> None:
@@ -71,7 +77,7 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
         raw = {}
     _need(isinstance(raw, dict), source, "must be a mapping with keys engine, players, supervisors, devices")
     assert isinstance(raw, dict)
-    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s", "untagged_reports"}
+    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s", "untagged_reports", "dialect"}
     extra = sorted(set(raw) - known)
     _need(
         not extra,
@@ -107,8 +113,36 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
                 wallets[pid] = balance
     devices = raw.get("devices") or {}
     _need(isinstance(devices, dict), f"{source}.devices", "must map NAME to a pyserial URL")
-    for name, url in devices.items():
-        _need(isinstance(url, str) and bool(url), f"{source}.devices.{name}", "must be a pyserial URL string")
+    devs: dict[str, str] = {}
+    dialects: dict[str, str] = {}
+    roles: dict[str, tuple[str, ...]] = {}
+    for name, entry in devices.items():
+        where = f"{source}.devices.{name}"
+        if isinstance(entry, dict):
+            unknown = sorted(set(entry) - {"url", "dialect", "roles"})
+            _need(not unknown, f"{where}.{unknown[0] if unknown else ''}", "unknown key; allowed: url, dialect, roles")
+            url = entry.get("url")
+            if "dialect" in entry:
+                _need(entry["dialect"] in DIALECTS, f"{where}.dialect", f"one of {', '.join(DIALECTS)}")
+                dialects[str(name)] = str(entry["dialect"])
+            if "roles" in entry:
+                r = entry["roles"]
+                _need(
+                    isinstance(r, list) and bool(r) and all(x in ROLES for x in r) and len(set(r)) == len(r),
+                    f"{where}.roles",
+                    f"a list of distinct device names from {', '.join(ROLES)}",
+                )
+                roles[str(name)] = tuple(str(x) for x in r)
+        else:
+            url = entry
+        _need(
+            isinstance(url, str) and bool(url),
+            f"{where}" + (".url" if isinstance(entry, dict) else ""),
+            "must be a pyserial URL string",
+        )
+        devs[str(name)] = str(url)
+    dialect = raw.get("dialect", DEFAULT)
+    _need(dialect in DIALECTS, f"{source}.dialect", f"one of {', '.join(DIALECTS)}")
     hb = raw.get("heartbeat_timeout_s", 3.0)
     _need(
         isinstance(hb, int | float) and not isinstance(hb, bool) and hb > 0,
@@ -117,8 +151,7 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
     )
     untagged = raw.get("untagged_reports", "refuse")
     _need(untagged in ("refuse", "accept"), f"{source}.untagged_reports", "refuse (default) or accept")
-    devs = {str(k): str(v) for k, v in devices.items()}
-    return ServerConfig(engine, wallets, tokens, devs, float(hb), untagged == "accept")
+    return ServerConfig(engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles)
 
 
 def _engine(raw: object, where: str) -> EngineConfig:

@@ -18,10 +18,10 @@ from typing import Protocol, TextIO
 import serial
 
 from gameserver.device_clock import DeviceClock
+from gameserver.dialects import DEFAULT, DIALECTS, LineConfigError, ServerLine, line_roles, make_line
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.line_guard import LineGuard
-from gameserver.link import ServerLink
-from gameserver.protocol import BadFrame, Decoder, Frame, encode
+from gameserver.protocol import BadFrame, Frame, encode
 
 _LampCmd = tuple[str, tuple[tuple[str, str], ...]]
 #: ``incident(device, why, frame)``: a line refused a frame or changed its role (docs/protocol.md §5).
@@ -118,7 +118,9 @@ def lamp_command(event: Event) -> _LampCmd | None:
 
 
 class DeviceGateway:
-    """One thread per port. ``submit`` receives every report (it must not block for long).
+    """One thread per port. ``submit`` receives every report (it must not block for long). Each port speaks the
+    dialect ``dialects`` names for it (default ``xocdia-ascii``) and carries the devices ``roles`` names (default: the
+    device its name names, or the one its first HELLO announces).
 
     Each line's :class:`~gameserver.line_guard.LineGuard` decides which frames may become reports: a frame from
     a device other than the line's, or an untagged round-deciding report (unless ``accept_untagged``), is
@@ -135,11 +137,23 @@ class DeviceGateway:
         event_clock: Callable[[], float] | None = None,
         accept_untagged: bool = False,
         incident: IncidentSink | None = None,
+        dialects: dict[str, str] | None = None,
+        roles: dict[str, tuple[str, ...]] | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
         learn in ``clock``'s time and each estimate is moved into ``event_clock``'s at its frame's arrival, so a
-        step of a wall-clock ``event_clock`` shifts no estimate by more than it shifts the engine itself."""
+        step of a wall-clock ``event_clock`` shifts no estimate by more than it shifts the engine itself.
+
+        Raises:
+            LineConfigError: a port with an unknown dialect or role (the message names the port and the allowed
+                values).
+        """
+        self._dialects = {n: (dialects or {}).get(n, DEFAULT) for n in ports}
+        self._roles = {n: line_roles(n, (roles or {}).get(n)) for n in ports}
+        for n, d in self._dialects.items():
+            if d not in DIALECTS:
+                raise LineConfigError(f"device {n}: dialect: unknown {d!r}; allowed: {', '.join(DIALECTS)}")
         self.ports = ports
         self._submit = submit
         self._silence_s = silence_s
@@ -148,8 +162,8 @@ class DeviceGateway:
         self._clock = clock
         self._event_clock = event_clock
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
-        self.links: dict[str, ServerLink] = {}
-        self.guards = {n: LineGuard(n, accept_untagged) for n in ports}
+        self.links: dict[str, ServerLine] = {}
+        self.guards = {n: LineGuard(n, accept_untagged, self._roles[n]) for n in ports}
         self._incident = incident
         self._running = False
         self._threads = [threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports]
@@ -158,7 +172,7 @@ class DeviceGateway:
         """Open the links (HELLO on every port) and start the port threads."""
         now = self._clock()
         for name in self.ports:
-            self.links[name] = ServerLink(name, now, self._silence_s)
+            self.links[name] = make_line(self._dialects[name], name, self._roles[name], now, self._silence_s)
         self._running = True
         for t in self._threads:
             t.start()
@@ -182,9 +196,15 @@ class DeviceGateway:
                     q.put(cmd)
 
     def status(self) -> dict[str, dict[str, object]]:
-        """Per device: link up, peer name, the line's role and its rejected frames per reason."""
+        """Per device line: link up, peer name, the line's role, its dialect and its rejected frames per reason."""
         return {
-            n: {"up": link.up, "peer": link.peer, "role": self.guards[n].role, "rejected": dict(self.guards[n].counts)}
+            n: {
+                "up": link.up,
+                "peer": link.peer,
+                "role": self.guards[n].role,
+                "dialect": link.dialect,
+                "rejected": dict(self.guards[n].counts),
+            }
             for n, link in self.links.items()
         }
 
@@ -200,14 +220,13 @@ class DeviceGateway:
             self._trace.flush()
 
     def _serve(self, name: str) -> None:
-        port, link, decoder, lamp = self.ports[name], self.links[name], Decoder(), self._lamp[name]
+        port, line, lamp = self.ports[name], self.links[name], self._lamp[name]
         guard = self.guards[name]
-        device_clock = DeviceClock()
-        is_lamp = name.lower() == "lamp"
+        clocks: dict[str, DeviceClock] = {}  # one per device: a bus line carries several device clocks
         failing = False  # report an I/O failure once per episode, not on every retry
         while self._running:
             try:
-                out = link.take_output()
+                out = line.take_output()
                 if out:
                     port.write(out)
                     self._record(name, "tx", out)
@@ -223,23 +242,24 @@ class DeviceGateway:
             now = self._clock()
             shift = 0.0 if self._event_clock is None else self._event_clock() - now  # clock -> engine clock
             self._record(name, "rx", data)
-            for item in decoder.feed(data):
-                if isinstance(item, BadFrame):
-                    self._record(name, "error", item.raw, item.kind)
-                frame = link.receive(item, now)
-                if frame is not None and not self._admit(name, guard, frame):
+            for frame in line.feed(data, now) if data else ():
+                if isinstance(frame, BadFrame):
+                    self._record(name, "error", frame.raw, frame.kind)
                     continue
-                report = None if frame is None else timed_report(name, frame, device_clock, now)
+                if not self._admit(name, guard, frame):
+                    continue
+                report = timed_report(name, frame, clocks.setdefault(frame.src, DeviceClock()), now)
                 if report is not None and report.happened_at is not None:
                     report = replace(report, happened_at=report.happened_at + shift)
                 if report is not None:
                     self._submit(report)
             while not lamp.empty():
                 type_, fields = lamp.get()
-                if is_lamp or guard.role == "LAMP":
-                    link.send(type_, fields, now)
-            if link.tick(now):
-                self._submit(TableReport(ReportKind.PROBLEM, name, detail="link down: device silent"))
+                if line.carries_lamp or guard.role == "LAMP":
+                    line.send(type_, fields, now)
+            silent = line.tick(now)
+            if silent:
+                self._submit(TableReport(ReportKind.PROBLEM, name, detail=_silent(line, silent)))
 
     def _admit(self, name: str, guard: LineGuard, frame: Frame) -> bool:
         """The line guard's verdict on a new data frame: traced and, when worth it, reported as an incident."""
@@ -251,3 +271,10 @@ class DeviceGateway:
         if verdict.log and self._incident is not None:
             self._incident(name, verdict.why, raw.decode("latin-1").rstrip("\r\n"))
         return verdict.accept
+
+
+def _silent(line: ServerLine, devices: list[str]) -> str:
+    """The PROBLEM detail for devices that went silent: one device per line keeps the classic wording."""
+    if len(line.roles) <= 1:
+        return "link down: device silent"
+    return f"link down: {', '.join(devices)} silent"

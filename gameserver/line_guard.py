@@ -4,6 +4,8 @@ A line's *role* is the device ``src`` it carries (``BOWL``, ``SHAKER``, ``READER
 
 - a line whose configured name is a role (``bowl`` → ``BOWL``, case-insensitive) has that role for ever; a frame
   from any other ``src`` on it, HELLO included, is rejected ``wrong_line``;
+- a line configured with several roles (an addressed bus) carries exactly those; a frame from any other ``src`` is
+  rejected ``wrong_line``;
 - any other line takes its role from its first frame (normally its HELLO); a later HELLO naming another device
   changes the role and is an incident (``role_change``); a data frame from another ``src`` is ``wrong_line``.
 
@@ -47,12 +49,13 @@ class Verdict:
 
 
 class LineGuard:
-    """The role of one line and the count of what it refused (``counts``: reason → frames)."""
+    """The role of one line and the count of what it refused (``counts``: reason → frames). ``roles``: the devices
+    the line is configured to carry (default: the one its name names, if any)."""
 
-    def __init__(self, name: str, accept_untagged: bool = False) -> None:
-        role = name.upper()
-        self.fixed = role in ROLES
-        self.role: str | None = role if self.fixed else None
+    def __init__(self, name: str, accept_untagged: bool = False, roles: tuple[str, ...] = ()) -> None:
+        self.allowed: frozenset[str] = frozenset(roles) if roles else frozenset({name.upper()}) & ROLES
+        self.fixed = bool(self.allowed)
+        self.role: str | None = "+".join(sorted(self.allowed)) if self.fixed else None
         self.accept_untagged = accept_untagged
         self.counts: Counter[str] = Counter()
         self._logged: set[str] = set()
@@ -62,7 +65,7 @@ class LineGuard:
         """The verdict on one new device data frame (control frames and duplicates never get here)."""
         if self.role is None:
             self.role = frame.src
-        if frame.src != self.role:
+        if frame.src not in self.allowed if self.fixed else frame.src != self.role:
             if frame.type == "HELLO" and not self.fixed:
                 self.role = frame.src
                 self._logged.clear()

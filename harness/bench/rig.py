@@ -31,12 +31,15 @@ from harness.errors import AdapterError, XocdiaError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
-from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.dialects import LineSpec
+from harness.wire.protocol.messages import Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Relay, Transport, TransportClosed
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 from harness.wire.transports.memory import memory_pipe
+from harness.wire.transports.netserver import SerialServer
+from harness.wire.transports.paced import pace_lines
 from harness.wire.transports.pty import PtyPort
 from harness.wire.transports.url import SerialUrl
 from simulator.events import BetSent, BettingClosed, Event, RoundEnded
@@ -93,7 +96,7 @@ class Rig:
     opening: dict[str, int]
     workdir: Path
     driver: OrdinalLampDriver
-    lines: dict[Source, Transport]
+    lines: dict[str, Transport]  # the device end of each line, by line name
     serial_ports: dict[str, FaultyTransport] = field(default_factory=dict)
     actions: list[Action] = field(default_factory=list)
     sent: list[SentBet] = field(default_factory=list)
@@ -127,20 +130,22 @@ class Rig:
         workdir = Path(tmp.name)
         env: simpy.Environment = SelectEnvironment() if bench.realtime else simpy.Environment()
         recorder = TraceRecorder(clock=lambda: float(env.now))
+        plan = bench.lines
         try:
-            device_ends, server_ends = _wire(bench, workdir)
+            device_ends, server_ends = _wire(bench, plan, workdir)
         except BaseException:
             tmp.cleanup()
             raise
         lines = dict(device_ends)
-        serial_ports = _wrap_device_ends(bench, device_ends, server_ends, lambda: float(env.now))
-        traced: dict[Source, Transport] = {
-            src: TracingTransport(t, recorder, src.value) for src, t in device_ends.items()
+        serial_ports = _wrap_device_ends(bench, plan, device_ends, server_ends, lambda: float(env.now))
+        traced: dict[str, Transport] = {
+            line.name: TracingTransport(device_ends[line.name], recorder, _trace_name(line)) for line in plan
         }
         emulated = EmulatedTable(
             profile,
             bench.seed if seed is None else seed,
             traced,
+            lines=plan,
             env=env,
             players=bench.players if crowd is None else crowd,
             script=table_script,
@@ -153,6 +158,7 @@ class Rig:
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
             devices=server_ends,
+            lines={line.name: line for line in plan},
             env=env,
             workdir=workdir,
             betting_s=bench.timing.betting_s,
@@ -284,12 +290,19 @@ class Rig:
         line cannot be unplugged."""
         if not self.bench.faults_allowed:
             raise ValueError(f"bench {self.bench.name} does not allow faults (faults_allowed: false)")
-        line = self.lines.get(Source(device.upper()))
+        line = self.lines.get(self._line_of(device))
         unplug = getattr(line, "unplug", None)
         if unplug is None:
             raise ValueError(f"the {device} line of bench {self.bench.name} cannot be unplugged")
         self.note("harness", "unplug", device)
         unplug()
+
+    def _line_of(self, device: str) -> str:
+        """The name of the line that carries ``device`` (a device name, or a line name)."""
+        for line in self.bench.lines:
+            if device.lower() == line.name or device.upper() in (r.value for r in line.roles):
+                return line.name
+        return device.lower()
 
     def bet(self, player: str, bet_type: str, stake: int, *, lose_reply: bool = False) -> BetReply:
         """Send one bet now (recorded with whether the table had closed betting). Raises AdapterError only
@@ -415,43 +428,62 @@ class Rig:
         return judge(self.observation())
 
 
-def _wire(bench: Bench, workdir: Path) -> tuple[dict[Source, Transport], dict[str, Any]]:
-    """The device end and the server end of each of the five lines."""
-    device: dict[Source, Transport] = {}
+def _wire(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[str, Transport], dict[str, Any]]:
+    """The device end and the server end of each line, by line name: in-memory pipes, ptys (a ``tcp`` line: a raw TCP
+    serial server the server opens as ``socket://``), or the bench's URLs."""
+    device: dict[str, Transport] = {}
     server: dict[str, Any] = {}
-    for src in DEVICES:
-        name = src.value.lower()
-        if bench.transport == "memory":
-            dev_end, srv_end = memory_pipe(name)
-            device[src], server[name] = dev_end, srv_end
-        elif bench.transport == "pty":
-            pty = PtyPort(name, workdir)
-            device[src], server[name] = pty, pty.address
-        else:
-            device[src] = SerialUrl(name, bench.device_urls[name])
-            server[name] = bench.device_urls[name]
+    try:
+        for line in plan:
+            name = line.name
+            if bench.transport == "memory":
+                device[name], server[name] = memory_pipe(name)
+            elif bench.transport == "pty" and line.medium == "tcp":
+                net = SerialServer(name, rfc2217=False)
+                device[name], server[name] = net, net.address
+            elif bench.transport == "pty":
+                pty = PtyPort(name, workdir)
+                device[name], server[name] = pty, pty.address
+            else:
+                device[name] = SerialUrl(name, bench.device_urls[name])
+                server[name] = bench.device_urls[name]
+    except BaseException:
+        for opened in device.values():
+            opened.close()
+        raise
     return device, server
 
 
+def _trace_name(line: LineSpec) -> str:
+    """A line's name in traces: its device (``BOWL``) for a one-device line, else its line name in capitals."""
+    return line.roles[0].value if len(line.roles) == 1 else line.name.upper()
+
+
 def _wrap_device_ends(
-    bench: Bench, device: dict[Source, Transport], server: Mapping[str, Any], clock: Callable[[], float]
+    bench: Bench,
+    plan: list[LineSpec],
+    device: dict[str, Transport],
+    server: Mapping[str, Any],
+    clock: Callable[[], float],
 ) -> dict[str, FaultyTransport]:
-    """Wrap the device ends in place: the camera's latency on the reader and, when the server options say
-    ``serial_faults: true`` (a fault run, ``prepare_bench``), serial faults on each line the server opens itself
-    (an in-memory server end is the in-process adapter's to wrap). One FaultyTransport a line (the camera's latency
-    is its base tx rate: nested ones would lose the inner one's tick deadline), between the trace and a
-    :class:`_Cable`. Returns name -> serial wrapper, each with a ``random.Random`` of its own from ``fault_seed``."""
+    """Wrap the device ends in place: the camera's latency on the reader's own line (not on a bus, where it would
+    delay every device's answers) and, when the server options say ``serial_faults: true`` (a fault run,
+    ``prepare_bench``), serial faults on each line the server opens itself (an in-memory server end is the in-process
+    adapter's to wrap). One FaultyTransport a line (the camera's latency is its base tx rate: nested ones would lose
+    the inner one's tick deadline), between the trace and a :class:`_Cable`. Returns line name -> serial wrapper, each
+    with a ``random.Random`` of its own from ``fault_seed``."""
     wrap, seed = bench.server.options.get("serial_faults", False), bench.server.options.get("fault_seed", 0)
     out: dict[str, FaultyTransport] = {}
-    for src in device:
-        camera = src is Source.READER and bench.reader_latency_s > 0  # it reads the tokens once the bowl is off
+    for line in plan:
+        name = line.name
+        camera = line.roles == (Source.READER,) and bench.reader_latency_s > 0  # it reads once the bowl is off
         tx = FaultRates(latency=bench.reader_latency_s) if camera else None
-        if wrap and not isinstance(server[src.value.lower()], Transport):
-            name = src.value.lower()
+        if wrap and not isinstance(server[name], Transport):
             rng = random.Random(f"{seed}/serial/{name}")
-            device[src] = out[name] = FaultyTransport(_Cable(device[src]), rng, clock, tx=tx)
+            device[name] = out[name] = FaultyTransport(_Cable(device[name]), rng, clock, tx=tx)
         elif camera:
-            device[src] = FaultyTransport(device[src], random.Random(f"xocdia-reader/{bench.seed}"), clock, tx=tx)
+            device[name] = FaultyTransport(device[name], random.Random(f"xocdia-reader/{bench.seed}"), clock, tx=tx)
+    pace_lines(device, server, bench.paced_line, clock)  # outermost, under the trace: it records line times
     return out
 
 

@@ -18,7 +18,7 @@ from harness.bench.rig import Rig
 from harness.faults.injector import run_schedule
 from harness.faults.prepare import prepare_bench
 from harness.faults.schedule import load_schedule
-from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.protocol.messages import DEVICES
 
 pytestmark = pytest.mark.slow
 
@@ -83,7 +83,7 @@ def test_every_line_is_wrapped_and_a_quiet_wrapper_delivers_what_the_device_sent
 def test_a_pulled_device_cable_is_silence_to_the_server_and_replugging_says_hello(rig: Rig) -> None:
     rig.run_for(0.3)
     port = rig.serial_ports["reader"]
-    pty = rig.lines[Source.READER]
+    pty = rig.lines["reader"]
     port.unplug()
     assert not port.connected  # the device sees its cable gone ...
     assert pty.connected and Path(pty.address).exists()  # ... the server's end of the pty is still there

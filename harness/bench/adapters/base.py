@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Self
 
@@ -18,6 +18,7 @@ import simpy
 
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
+from harness.wire.dialects.base import LineSpec
 
 __all__ = [
     "AdapterError",
@@ -34,9 +35,12 @@ __all__ = [
 class ServerSetup:
     """What the bench hands an adapter at start.
 
-    ``devices`` maps each device name (``bowl``, ``shaker``, ``reader``, ``lamp``, ``console``) to the server's
-    end of its line: a pyserial URL/path (text) for a server process, or a transport object for an in-process
-    server. ``env`` is the bench's SimPy environment (virtual or real time); an in-process server runs on it.
+    ``devices`` maps each line name (``bowl``, ``shaker``, ``reader``, ``lamp``, ``console`` with the default dialect;
+    a dialect may name others, e.g. one ``bus`` for several devices) to the server's end of that line: a pyserial
+    URL/path (text) for a server process, or a transport object for an in-process server. ``lines`` says, per line
+    name, which devices it carries and in which dialect (:class:`~harness.wire.dialects.base.LineSpec`; its
+    ``dialect.name`` is what a server is told). ``env`` is the bench's SimPy environment (virtual or real time); an
+    in-process server runs on it.
     """
 
     players: tuple[PlayerSpec, ...]
@@ -49,6 +53,7 @@ class ServerSetup:
     reshake_cap: int
     result_timeout_s: float
     heartbeat_s: float
+    lines: Mapping[str, LineSpec] = field(default_factory=dict)
 
 
 class GameServerAdapter(ABC):

@@ -102,6 +102,15 @@ class HttpAdapter(GameServerAdapter):
             "supervisors": [{"id": SUPERVISOR, "token": self._boss}],
             "heartbeat_timeout_s": setup.heartbeat_s,
         }
+        if setup.lines:  # each line's dialect and devices (docs/server.md, "Device dialects")
+            config["devices"] = {
+                name: {
+                    "url": str(setup.devices[name]),
+                    "dialect": line.dialect.name,
+                    "roles": [r.value for r in line.roles],
+                }
+                for name, line in setup.lines.items()
+            }
         cfg = setup.workdir / "server.yaml"
         cfg.write_text(yaml.safe_dump(config), encoding="utf-8")
         db = setup.workdir / "server.db"

@@ -28,18 +28,22 @@ from typing import Any
 import simpy
 
 from gameserver.device_clock import DeviceClock
+from gameserver.dialects import DEFAULT as DEFAULT_DIALECT
+from gameserver.dialects import DIALECTS as SERVER_DIALECTS
+from gameserver.dialects import ServerLine, make_line
 from gameserver.engine import RoundEngine
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
-from gameserver.link import ServerLink
 from gameserver.model import EngineConfig, Rejection
-from gameserver.protocol import Decoder
+from gameserver.protocol import BadFrame
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.bridge import BridgedLine
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
+from harness.wire.dialects.base import LineSpec
 from harness.wire.transports.base import Transport, TransportClosed
 
 SERVICE_S = 0.005  # sim seconds between two grid points of the line service
@@ -47,12 +51,30 @@ EARLY_S = 1e-6  # deadlines are armed this early: float sums may land a hair bef
 
 
 class _Port:
-    def __init__(self, name: str, transport: Transport, now: float, silence_s: float) -> None:
+    """One line's server end: the reference server's own line in the line's dialect when it speaks it, else the
+    dialect's server end bridged to it (:mod:`harness.bench.adapters.bridge`)."""
+
+    def __init__(self, name: str, transport: Transport, spec: LineSpec | None, now: float, silence_s: float) -> None:
         self.name = name
         self.transport = transport
-        self.link = ServerLink(name, now, silence_s)
-        self.decoder = Decoder()
-        self.clock = DeviceClock()  # the line's device time -> sim time (protocol 1.2 ``at``)
+        self.spec = spec
+        self.silence_s = silence_s
+        self.line = self._line(now)
+        self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
+
+    def _line(self, now: float) -> ServerLine:
+        spec = self.spec
+        if spec is None:
+            return make_line(DEFAULT_DIALECT, self.name, None, now, self.silence_s)
+        roles = tuple(r.value for r in spec.roles)
+        if spec.dialect.name in SERVER_DIALECTS:
+            return make_line(spec.dialect.name, self.name, roles, now, self.silence_s)
+        return BridgedLine(spec, now, self.silence_s)
+
+    def reopen(self, now: float) -> None:
+        """A restarted server: a fresh line end, and no device clock offset learnt yet."""
+        self.line = self._line(now)
+        self.clocks = {}
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -97,7 +119,7 @@ class InProcessAdapter(GameServerAdapter):
         for name, transport in setup.devices.items():
             if not isinstance(transport, Transport):
                 raise AdapterError("bad_setup", f"device {name}: the in-process server needs a transport object")
-            self._ports.append(_Port(name, transport, env.now, setup.heartbeat_s))
+            self._ports.append(_Port(name, transport, setup.lines.get(name), env.now, setup.heartbeat_s))
         self._heartbeat_s = setup.heartbeat_s
         for port in self._ports:
             port.transport.notify(self._on_input)
@@ -162,9 +184,7 @@ class InProcessAdapter(GameServerAdapter):
         self._engine = engine
         now = float(env.now)
         for port in self._ports:
-            port.link = ServerLink(port.name, now, self._heartbeat_s)
-            port.decoder = Decoder()
-            port.clock = DeviceClock()  # a restarted server has learnt no line's clock offset yet
+            port.reopen(now)
         self._up = True
         self._flush()
         self._start_service(env)
@@ -207,10 +227,10 @@ class InProcessAdapter(GameServerAdapter):
         due = self.engine.next_deadline()
         due = math.inf if due is None else due
         for port in self._ports:
-            if port.link.has_output:
+            if port.line.has_output:
                 due = -math.inf
                 break
-            due = min(due, port.link.next_deadline())
+            due = min(due, port.line.next_deadline())
             held = port.transport.next_release()
             if held is not None and held < due:
                 due = held
@@ -225,18 +245,26 @@ class InProcessAdapter(GameServerAdapter):
             data = port.transport.read(0.0)
         except TransportClosed:
             data = b""
-        for item in port.decoder.feed(data) if data else ():
-            frame = port.link.receive(item, now)
-            report = None if frame is None else timed_report(port.name, frame, port.clock, now)
+        for frame in port.line.feed(data, now) if data else ():
+            if isinstance(frame, BadFrame):
+                continue
+            clock = port.clocks.get(frame.src)
+            if clock is None:
+                clock = port.clocks[frame.src] = DeviceClock()
+            report = timed_report(port.name, frame, clock, now)
             if report is not None:
                 self.engine.report(report)
-        if port.link.tick(now):
-            self.engine.report(TableReport(ReportKind.PROBLEM, port.name, detail="link down: device silent"))
+        silent = port.line.tick(now)
+        if silent:
+            detail = (
+                "link down: device silent" if len(port.line.roles) <= 1 else f"link down: {', '.join(silent)} silent"
+            )
+            self.engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=detail))
         self._write(port)
 
     @staticmethod
     def _write(port: _Port) -> None:
-        out = port.link.take_output()
+        out = port.line.take_output()
         if out:
             with contextlib.suppress(TransportClosed):  # an unplugged line loses the bytes; the link retransmits
                 port.transport.write(out)
@@ -256,8 +284,8 @@ class InProcessAdapter(GameServerAdapter):
             cmd = lamp_command(event)
             if cmd is not None:
                 for port in self._ports:
-                    if port.name == DeviceRole.LAMP or port.link.peer == "LAMP":
-                        port.link.send(cmd[0], cmd[1], now)
+                    if port.name == DeviceRole.LAMP or port.line.carries_lamp:
+                        port.line.send(cmd[0], cmd[1], now)
         for watcher in self.event_watchers:
             watcher()
         if arm:

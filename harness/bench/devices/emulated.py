@@ -10,7 +10,7 @@ same code runs in virtual time (in-memory pipes, the in-process bench) and in re
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any
 
 import simpy
@@ -18,6 +18,7 @@ import simpy
 from harness.bench.devices.hub import DeviceHub, EventHandler
 from harness.bench.devices.lamp import LampDriver
 from harness.bench.devices.translate import EventTranslator
+from harness.wire.dialects.base import LineSpec
 from harness.wire.protocol.link import HEARTBEAT_S
 from harness.wire.protocol.messages import Message, Source
 from harness.wire.realtime import SelectEnvironment
@@ -34,7 +35,9 @@ class EmulatedTable:
 
     Args:
         profile, seed: the simulator's table profile and root seed.
-        transports: the device end of each device's line (absent devices send nothing).
+        transports: the device end of each device's line (absent devices send nothing): by device, or by line name
+            with ``lines``.
+        lines: the table's lines and their dialects (default: one ``xocdia-ascii`` line per device).
         env: the SimPy environment (virtual time by default; a ``SelectEnvironment`` for real time).
         server_lamp: True (default) when a game server drives the lamp; False to let the simulator's fixed
             schedule open and close rounds (the lamp port then only reports HELLO/HB).
@@ -65,8 +68,9 @@ class EmulatedTable:
         self,
         profile: Profile,
         seed: int,
-        transports: Mapping[Source, Transport],
+        transports: Mapping[Source, Transport] | Mapping[str, Transport],
         *,
+        lines: Sequence[LineSpec] | None = None,
         env: simpy.Environment | None = None,
         server_lamp: bool = True,
         require_ack: bool = True,
@@ -92,6 +96,7 @@ class EmulatedTable:
         self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
         self.hub = DeviceHub(
             transports,
+            lines=lines,
             on_command=self._command,
             on_event=on_event,
             require_ack=require_ack,
@@ -118,7 +123,7 @@ class EmulatedTable:
         tag = self._round_tag(event)
         at = self.device_time(event.t) if self.event_times else None
         for src, message in reports:
-            if src in self.hub.ports:
+            if src in self.hub.roles:
                 self.hub.send(src, message, self.env.now, tag, at)
                 if self.reports is not None:
                     self.reports.append((self.env.now, src, message))

@@ -1,5 +1,5 @@
-"""The device ends of the table's serial lines: one :class:`~harness.wire.protocol.link.Link` per device, each on
-its own transport, serviced together.
+"""The device ends of the table's lines: one :class:`~harness.wire.dialects.base.DeviceEnd` per line (in the line's
+dialect; a line of an addressed bus carries several devices), each on its own transport, serviced together.
 
 The hub owns no clock and no thread: the caller passes ``now`` (sim or wall seconds) to :meth:`DeviceHub.send` and
 :meth:`DeviceHub.service`, and calls ``service`` again by :meth:`DeviceHub.service`'s returned deadline or when a
@@ -9,12 +9,13 @@ client connected to a serial server) the device sends HELLO and then the queued 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.bench.devices.lamp import LAMP_COMMANDS
-from harness.wire.protocol.link import HEARTBEAT_S, Link, LinkEvent, Received
-from harness.wire.protocol.messages import DEVICES, Hello, Message, Source
+from harness.wire.dialects.ascii_v1 import AsciiDialect
+from harness.wire.dialects.base import DeviceEnd, EndSettings, LineSpec, RoleEvent
+from harness.wire.protocol.link import HEARTBEAT_S, LinkEvent, Received
+from harness.wire.protocol.messages import DEVICES, Message, Source
 from harness.wire.transports.base import Transport, TransportClosed
 
 FIRMWARE = "xocdia-hil-0.1"
@@ -24,20 +25,25 @@ EventHandler = Callable[[Source, LinkEvent, float], None]
 
 @dataclass(slots=True)
 class DevicePort:
-    """One device: its transport, its link, and whether the transport was connected at the last service."""
+    """One line: its name, the devices it carries, its transport, its dialect's device end, and whether the transport
+    was connected at the last service."""
 
-    source: Source
+    name: str
+    roles: tuple[Source, ...]
     transport: Transport
-    link: Link
+    end: DeviceEnd
     connected: bool = False
     sent: int = field(default=0)
 
 
 class DeviceHub:
-    """The device ends of up to five serial lines.
+    """The device ends of the table's lines.
 
     Args:
-        transports: one transport per device; devices not given are absent from the table.
+        transports: one transport per line: by device (one ASCII line each, the default) or, with ``lines``, by line
+            name. Devices not given are absent from the table.
+        lines: the lines and their dialects (:func:`harness.wire.dialects.plan_lines`); default one ``xocdia-ascii``
+            line per device in ``transports``.
         on_command: called with each new data frame a device receives from the server (lamp commands).
         on_event: called with every link event (for logs, traces and tests).
         require_ack: False to fire and forget (a person watching with a terminal acknowledges nothing).
@@ -48,25 +54,37 @@ class DeviceHub:
 
     def __init__(
         self,
-        transports: Mapping[Source, Transport],
+        transports: Mapping[Source, Transport] | Mapping[str, Transport],
         *,
+        lines: Sequence[LineSpec] | None = None,
         on_command: CommandHandler | None = None,
         on_event: EventHandler | None = None,
         require_ack: bool = True,
         unit: str = "0001",
         heartbeat_s: float = HEARTBEAT_S,
     ) -> None:
-        unknown = [s for s in transports if s not in DEVICES]
-        if unknown:
-            raise ValueError(f"not a device: {unknown}; devices are {[d.value for d in DEVICES]}")
+        if lines is None:
+            unknown = [s for s in transports if s not in DEVICES]
+            if unknown:
+                raise ValueError(f"not a device: {unknown}; devices are {[d.value for d in DEVICES]}")
+            ascii_ = AsciiDialect()
+            lines = [LineSpec(Source(s).value.lower(), (Source(s),), "serial", ascii_) for s in transports]
+            by_name: Mapping[str, Transport] = {Source(s).value.lower(): t for s, t in transports.items()}
+        else:
+            by_name = {str(k): t for k, t in transports.items()}
+        missing = [line.name for line in lines if line.name not in by_name]
+        if missing:
+            raise ValueError(f"no transport for line(s) {missing}")
         self.on_command = on_command
         self.on_event = on_event
-        self.ports: dict[Source, DevicePort] = {}
-        for src, transport in transports.items():
-            accepts = LAMP_COMMANDS if src is Source.LAMP else frozenset()
-            hello = Hello(f"{src.value}-{unit}", 1, FIRMWARE)
-            link = Link(src, hello, accepts, require_ack=require_ack, heartbeat_s=heartbeat_s)
-            self.ports[src] = DevicePort(src, transport, link)
+        settings = EndSettings(unit=unit, firmware=FIRMWARE, require_ack=require_ack, heartbeat_s=heartbeat_s)
+        self.ports: dict[str, DevicePort] = {}
+        self.roles: dict[Source, DevicePort] = {}
+        for line in lines:
+            port = DevicePort(line.name, line.roles, by_name[line.name], line.dialect.device_end(line, settings))
+            self.ports[line.name] = port
+            for role in line.roles:
+                self.roles[role] = port
 
     def start(self, now: float) -> None:
         """Open every connected port: each device sends its HELLO."""
@@ -81,8 +99,8 @@ class DeviceHub:
         Raises:
             KeyError: the hub has no such device.
         """
-        port = self.ports[src]
-        port.link.send(message, now, round, at)
+        port = self.roles[src]
+        port.end.send(src, message, now, round, at)
         port.sent += 1
         self._flush(port, now)
 
@@ -95,9 +113,9 @@ class DeviceHub:
             self._check_connection(port, now)
             if port.connected:
                 self._read(port, now)
-                self._dispatch(port, port.link.poll(now), now)
+                self._dispatch(port.end.poll(now), now)
                 self._flush(port, now)
-            nxt = port.link.next_deadline() if port.connected else None
+            nxt = port.end.next_deadline() if port.connected else None
             deadlines += [t for t in (nxt, tick) if t is not None]
         return min(deadlines) if deadlines else None
 
@@ -107,10 +125,7 @@ class DeviceHub:
 
     def pending(self) -> int:
         """Messages queued or in flight on all ports (0 when everything was acknowledged)."""
-        total = 0
-        for port in self.ports.values():
-            total += len(port.link.queue) + (port.link.inflight is not None)
-        return total
+        return sum(port.end.pending() for port in self.ports.values())
 
     def close(self) -> None:
         for port in self.ports.values():
@@ -121,15 +136,15 @@ class DeviceHub:
         connected = port.transport.connected
         if connected and not port.connected:
             port.connected = True
-            port.link.open(now)
+            port.end.open(now)
             self._flush(port, now)
         elif not connected and port.connected:
             self._lost(port, now)
 
     def _lost(self, port: DevicePort, now: float) -> None:
         port.connected = False
-        port.link.close()
-        self._dispatch(port, port.link.take_events(), now)
+        port.end.close()
+        self._dispatch(port.end.take_events(), now)
 
     def _read(self, port: DevicePort, now: float) -> None:
         for _ in range(64):  # bounded: a flooding peer cannot starve the other ports
@@ -140,10 +155,10 @@ class DeviceHub:
                 return
             if not data:
                 return
-            self._dispatch(port, port.link.receive(data, now), now)
+            self._dispatch(port.end.receive(data, now), now)
 
     def _flush(self, port: DevicePort, now: float) -> None:
-        out = port.link.take_output()
+        out = port.end.take_output()
         if not out or not port.connected:
             return
         try:
@@ -151,9 +166,9 @@ class DeviceHub:
         except TransportClosed:
             self._lost(port, now)
 
-    def _dispatch(self, port: DevicePort, events: list[LinkEvent], now: float) -> None:
-        for event in events:
+    def _dispatch(self, events: list[RoleEvent], now: float) -> None:
+        for src, event in events:
             if self.on_event is not None:
-                self.on_event(port.source, event, now)
+                self.on_event(src, event, now)
             if isinstance(event, Received) and self.on_command is not None:
-                self.on_command(port.source, event.frame.message, now)
+                self.on_command(src, event.frame.message, now)

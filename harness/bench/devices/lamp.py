@@ -4,6 +4,7 @@ which the simulated dealer follows."""
 from __future__ import annotations
 
 from harness.wire.protocol.messages import (
+    LAMP_COMMANDS,
     LampClose,
     LampOpen,
     LampPause,
@@ -14,7 +15,7 @@ from harness.wire.protocol.messages import (
 )
 from simulator.lamp import Lamp, LampState
 
-LAMP_COMMANDS: frozenset[type[Message]] = frozenset({LampOpen, LampClose, LampReshake, LampPause, LampResume, LampVoid})
+__all__ = ["LAMP_COMMANDS", "LampDriver"]
 
 
 class LampDriver:

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
 from harness.wire.protocol.messages import (
@@ -74,6 +76,10 @@ class LinkChanged:
 LinkEvent = Received | Rejected | Delivered | Refused | LinkChanged
 
 
+class _Decoder(Protocol):
+    def feed(self, data: bytes) -> list[Frame | BadFrame]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Outgoing:
     """A data message waiting to be sent, with the optional trailing fields fixed when it was queued: the round
@@ -108,6 +114,8 @@ class Link:
             accepted).
         require_ack: False for a fire-and-forget end (a terminal watching the port answers nothing):
             frames are sent once, in order, and never retransmitted.
+        encoder, decoder: the frame codec (default: the ASCII protocol's :func:`encode` and :class:`FrameDecoder`);
+            a push dialect passes its own (:mod:`harness.wire.dialects.push`).
     """
 
     def __init__(
@@ -122,8 +130,12 @@ class Link:
         slow_retry_s: float = SLOW_RETRY_S,
         heartbeat_s: float = HEARTBEAT_S,
         silence_s: float = SILENCE_S,
+        encoder: Callable[[Frame], bytes] = encode,
+        decoder: Callable[[], _Decoder] = FrameDecoder,
     ) -> None:
         self.src = src
+        self._encode = encoder
+        self._new_decoder = decoder
         self.hello = hello
         self.accepts = accepts | {Hello}
         self.require_ack = require_ack
@@ -132,7 +144,7 @@ class Link:
         self.slow_retry_s = slow_retry_s
         self.heartbeat_s = heartbeat_s
         self.silence_s = silence_s
-        self.decoder = FrameDecoder()
+        self.decoder: _Decoder = decoder()
         self.queue: deque[Outgoing] = deque()
         self.inflight: _InFlight | None = None
         self.up = False
@@ -155,7 +167,7 @@ class Link:
         self.inflight = None
         self.queue.appendleft(Outgoing(self.hello))
         self._next_seq = 1
-        self.decoder = FrameDecoder()
+        self.decoder = self._new_decoder()
         self._out.clear()  # bytes for the old connection are gone with it
         self.opened = True
         self._last_rx = now
@@ -186,7 +198,7 @@ class Link:
         self._last_tx = now
 
     def _control(self, message: Message, now: float) -> None:
-        self._emit(encode(Frame(0, self.src, message, PROTOCOL_VERSION)), now)
+        self._emit(self._encode(Frame(0, self.src, message, PROTOCOL_VERSION)), now)
 
     def _pump(self, now: float) -> None:
         if not self.opened:
@@ -194,7 +206,7 @@ class Link:
         while self.queue and self.inflight is None:
             item = self.queue.popleft()
             seq = self._seq()
-            raw = encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
+            raw = self._encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
             self._emit(raw, now)
             if self.require_ack:
                 self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s)

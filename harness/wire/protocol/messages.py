@@ -290,6 +290,9 @@ MESSAGE_TYPES: tuple[type[Message], ...] = (
     LampVoid,
 )
 
+#: The lamp's commands (server -> lamp): what a lamp acts on.
+LAMP_COMMANDS: frozenset[type[Message]] = frozenset({LampOpen, LampClose, LampReshake, LampPause, LampResume, LampVoid})
+
 
 def _catalogue() -> dict[tuple[Source, str], type[Message]]:
     out: dict[tuple[Source, str], type[Message]] = {}

@@ -1,0 +1,74 @@
+"""The server's end of one device line, whatever the devices' dialect (docs/server.md, "Device dialects").
+
+A :class:`ServerLine` turns the bytes of one line into the server's :class:`~gameserver.protocol.Frame`s (a device
+name, a message type and its fields as text, whatever the wire looked like), each new one exactly once, and lamp
+commands back into bytes. It runs the dialect's dialogue itself: acknowledgements and retransmission for devices that
+push, requests, timeouts and retries for devices it polls. It owns no port, thread or clock: the gateway (or the
+in-process bench) feeds it bytes and the time, writes :meth:`ServerLine.take_output` and calls :meth:`ServerLine.tick`
+by :meth:`ServerLine.next_deadline`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+from gameserver.protocol import BadFrame, Frame
+
+#: Device names (a frame's ``src``).
+ROLES = ("BOWL", "SHAKER", "READER", "LAMP", "CONSOLE")
+
+
+class LineConfigError(ValueError):
+    """A line that cannot be set up as configured (the message names the line, the field and the allowed values)."""
+
+
+class ServerLine(ABC):
+    """One device line. ``roles``: the devices it carries (empty: learnt from the first HELLO)."""
+
+    dialect: str = ""
+
+    def __init__(self, name: str, roles: tuple[str, ...], now: float, silence_s: float) -> None:
+        self.name = name
+        self.roles = roles
+        self.silence_s = silence_s
+
+    @abstractmethod
+    def feed(self, data: bytes, now: float) -> list[Frame | BadFrame]:
+        """Consume bytes read from the line; return each new device data frame once (control frames and duplicates
+        are handled here) and every error, in order. Never raises on input."""
+
+    @abstractmethod
+    def send(self, type_: str, fields: tuple[tuple[str, str], ...], now: float) -> None:
+        """Queue a lamp command (``OPEN``, ``CLOSE``, ...) for the lamp on this line."""
+
+    @property
+    @abstractmethod
+    def carries_lamp(self) -> bool:
+        """True when the lamp is (configured or known to be) on this line."""
+
+    @abstractmethod
+    def tick(self, now: float) -> list[str]:
+        """Run the timers; returns the devices that have just gone silent."""
+
+    @abstractmethod
+    def next_deadline(self) -> float:
+        """The earliest time :meth:`tick` may act."""
+
+    @property
+    @abstractmethod
+    def has_output(self) -> bool:
+        """True when bytes wait to be written."""
+
+    @abstractmethod
+    def take_output(self) -> bytes:
+        """Bytes to write to the line now."""
+
+    @property
+    @abstractmethod
+    def up(self) -> bool:
+        """True while the line's devices answer."""
+
+    @property
+    @abstractmethod
+    def peer(self) -> str | None:
+        """The device the line last heard from (its ``src``), or None."""

@@ -1,0 +1,323 @@
+"""The device-dialect seam: how a table's devices put its semantic messages on a line, in small parts a lab writes.
+
+The table speaks in semantic messages (:mod:`harness.wire.protocol.messages`: BOWL ON, READER RESULT, lamp OPEN ...)
+inside a :class:`~harness.wire.protocol.messages.Frame` (sender, sequence number, round tag, event time). A
+*dialect* decides everything between those frames and the bytes on a line:
+
+- :class:`Framer`: where one frame ends and the next begins (delimiters, a length prefix, STX/ETX with escaping);
+- :class:`Integrity`: the check sealed onto each frame (CRC-16/CCITT-FALSE, CRC-16/MODBUS, LRC, none);
+- :class:`MessageMap`: frame bodies ↔ semantic frames. A body with no meaning is returned as a
+  :class:`~harness.wire.protocol.codec.BadFrame` (reason ``type``): kept and traced, never silently dropped;
+- the dialogue: who speaks first, acknowledgements, retransmission, heartbeats, polling. It is the pair of line ends a
+  dialect builds: :class:`DeviceEnd` (the devices' side of one line) and :class:`ServerEnd` (a server's side).
+
+:class:`ComposedCodec` makes a :class:`FrameCodec` out of the three parts; a dialect may instead return a codec of
+its own from :meth:`Dialect.codec` (the shipped ASCII dialect does, for speed). One line may carry several devices
+(an addressed bus): :meth:`Dialect.lines` says which line carries which device roles.
+
+Nothing here touches a port or a clock: line ends are fed bytes and the time (sim or wall seconds) and say when
+they next need to run, exactly like :class:`harness.wire.protocol.link.Link`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from harness.errors import InputError
+from harness.wire.protocol.codec import BadFrame, ErrorReason
+from harness.wire.protocol.link import LinkEvent
+from harness.wire.protocol.messages import DEVICES, Frame, Message, Source
+
+#: The kinds of medium a line may need; a bench maps each to a transport (docs/dialects/README.md).
+MEDIA = ("serial", "tcp")
+#: The dialogues a dialect may declare.
+DIALOGUES = ("push", "poll")
+
+
+class DialectError(InputError):
+    """A dialect that cannot be used: an unknown name, a class missing a part, a bad option. The message names the
+    field and the allowed values."""
+
+
+# --- the three codec parts -------------------------------------------------------------------------------------
+
+
+class Framer(ABC):
+    """Splits a byte stream into frames and wraps a sealed frame for the wire. Stateful: each stream decoder gets a new
+    framer (a reopened port starts a new one), so a partial frame never outlives its connection."""
+
+    @abstractmethod
+    def wrap(self, sealed: bytes) -> bytes:
+        """The bytes that put ``sealed`` (a body with its integrity check) on the wire."""
+
+    @abstractmethod
+    def feed(self, data: bytes) -> list[bytes | BadFrame]:
+        """Consume bytes in any slicing; return each complete sealed frame, and each run of bytes that could not be
+        a frame as a :class:`BadFrame` (``garbage``, ``truncated``, ``too_long``), in order. Never raises."""
+
+
+class Integrity(ABC):
+    """The check sealed onto every frame body."""
+
+    name: ClassVar[str] = ""
+
+    @abstractmethod
+    def seal(self, body: bytes) -> bytes:
+        """``body`` with its check appended (or otherwise applied)."""
+
+    @abstractmethod
+    def open(self, sealed: bytes) -> bytes | None:
+        """The body of a sealed frame whose check holds; None when it does not. Never raises."""
+
+
+class MessageMap(ABC):
+    """Frame bodies ↔ semantic frames."""
+
+    @abstractmethod
+    def encode(self, frame: Frame) -> bytes:
+        """The body for ``frame``. Raises :class:`~harness.wire.protocol.codec.EncodeError` naming the field when the
+        dialect cannot express it."""
+
+    @abstractmethod
+    def decode(self, body: bytes) -> Frame | BadFrame:
+        """The frame a body stands for, or a :class:`BadFrame` (``syntax``, ``type``, ``field`` ...) carrying the body.
+        Never raises."""
+
+
+class StreamDecoder(Protocol):
+    """A per-line decoder: bytes in any slicing → frames and errors, in order; never raises."""
+
+    def feed(self, data: bytes) -> list[Frame | BadFrame]: ...
+
+
+class FrameCodec(ABC):
+    """Encodes frames and makes stream decoders: what a line end needs from the three parts."""
+
+    @abstractmethod
+    def encode(self, frame: Frame) -> bytes:
+        """The wire bytes of ``frame``. Raises EncodeError naming the field."""
+
+    @abstractmethod
+    def decoder(self) -> StreamDecoder:
+        """A new stream decoder (one per line end; it holds partial frames)."""
+
+
+class ComposedCodec(FrameCodec):
+    """A codec from a framer factory, an integrity check and a message map."""
+
+    def __init__(self, framer: type[Framer] | Any, integrity: Integrity, mapping: MessageMap) -> None:
+        self.framer_factory = framer
+        self.integrity = integrity
+        self.mapping = mapping
+        self._wrapper: Framer = framer()
+
+    def encode(self, frame: Frame) -> bytes:
+        return self._wrapper.wrap(self.integrity.seal(self.mapping.encode(frame)))
+
+    def decoder(self) -> StreamDecoder:
+        return _ComposedDecoder(self.framer_factory(), self.integrity, self.mapping)
+
+
+class _ComposedDecoder:
+    def __init__(self, framer: Framer, integrity: Integrity, mapping: MessageMap) -> None:
+        self.framer, self.integrity, self.mapping = framer, integrity, mapping
+
+    def feed(self, data: bytes) -> list[Frame | BadFrame]:
+        out: list[Frame | BadFrame] = []
+        for item in self.framer.feed(data):
+            if isinstance(item, BadFrame):
+                out.append(item)
+                continue
+            body = self.integrity.open(item)
+            if body is None:
+                out.append(BadFrame(ErrorReason.CRC, item, f"{self.integrity.name or 'integrity'} check failed"))
+                continue
+            out.append(self.mapping.decode(body))
+        return out
+
+
+# --- line ends ---------------------------------------------------------------------------------------------------
+
+#: One event on a line end, with the device role it concerns (a bus line carries several).
+RoleEvent = tuple[Source, LinkEvent]
+
+
+@dataclass(frozen=True, slots=True)
+class LineSpec:
+    """One line of a table: its name (the server knows the line by it), the device roles it carries (more than one
+    on an addressed bus), the medium it needs, and the dialect speaking on it."""
+
+    name: str
+    roles: tuple[Source, ...]
+    medium: str
+    dialect: Dialect = field(compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class EndSettings:
+    """What a bench asks of a line end: identity, acknowledgements, timers (seconds; ``math.inf`` turns heartbeats
+    off)."""
+
+    unit: str = "0001"
+    firmware: str = "xocdia-hil-0.1"
+    require_ack: bool = True
+    heartbeat_s: float = 1.0
+    silence_s: float = 3.0
+
+
+class DeviceEnd(ABC):
+    """The devices' end of one line: sends their reports, receives the server's commands.
+
+    The owner writes :meth:`take_output` to the port, feeds what it reads to :meth:`receive`, and calls :meth:`poll` by
+    :meth:`next_deadline`. Every returned event names the role it concerns.
+    """
+
+    roles: tuple[Source, ...]
+
+    @abstractmethod
+    def open(self, now: float) -> None:
+        """The port is (re)connected: start the dialogue (e.g. HELLO). Queued messages are kept."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """The port is gone: stop sending; queued and unacknowledged messages are kept for the next :meth:`open`."""
+
+    @abstractmethod
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        """Queue a report from device ``src`` (one of :attr:`roles`) with its round tag and event time. Never drops
+        it. Raises ValueError for a role the line does not carry."""
+
+    @abstractmethod
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        """Consume bytes read from the port; returns what happened, in order."""
+
+    @abstractmethod
+    def poll(self, now: float) -> list[RoleEvent]:
+        """Run the timers due at ``now``; returns what happened."""
+
+    @abstractmethod
+    def next_deadline(self) -> float | None:
+        """The earliest time :meth:`poll` has work to do, or None (only input can change anything)."""
+
+    @abstractmethod
+    def take_output(self) -> bytes:
+        """Bytes to write to the port, in order; each call returns only new bytes."""
+
+    @abstractmethod
+    def take_events(self) -> list[RoleEvent]:
+        """Events raised outside :meth:`receive`/:meth:`poll` (e.g. by :meth:`close`)."""
+
+    @abstractmethod
+    def pending(self) -> int:
+        """Messages queued or unacknowledged (0 when the server has everything)."""
+
+
+class ServerEnd(ABC):
+    """A server's end of one line, speaking the dialect: what the conformance kit talks to, and what carries a lab's
+    dialect to the in-process reference engine. Delivers each new device report once, as a semantic frame."""
+
+    roles: tuple[Source, ...]
+
+    @abstractmethod
+    def receive(self, data: bytes, now: float) -> list[Frame | BadFrame]:
+        """Consume bytes; returns each new device data frame once (duplicates and control frames are handled here),
+        and every error (for the trace)."""
+
+    @abstractmethod
+    def send(self, message: Message, now: float) -> None:
+        """Queue a server command (a lamp command) for the device that takes it."""
+
+    @abstractmethod
+    def tick(self, now: float) -> list[Source]:
+        """Run the timers (polls, retries, heartbeats); returns the roles that have just gone silent."""
+
+    @abstractmethod
+    def next_deadline(self) -> float | None:
+        """The earliest time :meth:`tick` may act, or None."""
+
+    @abstractmethod
+    def take_output(self) -> bytes:
+        """Bytes to write to the port."""
+
+
+# --- the dialect ------------------------------------------------------------------------------------------------
+
+
+class Dialect(ABC):
+    """A named way for a table's devices to talk. Subclasses set the class attributes and build the parts.
+
+    Args:
+        options: the bench file's ``devices.options`` (validated by the subclass; unknown keys are errors).
+
+    Raises:
+        DialectError: an unknown or invalid option (the message names it and the allowed values).
+    """
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    dialogue: ClassVar[str] = "push"  # one of DIALOGUES
+    #: The device roles this dialect can carry itself; others go to its companion (see :meth:`lines`).
+    carries: ClassVar[frozenset[Source]] = frozenset(DEVICES)
+    #: Options and their defaults; a subclass validates values in :meth:`configure`.
+    defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
+        given = dict(options or {})
+        unknown = sorted(set(given) - set(self.defaults))
+        if unknown:
+            allowed = ", ".join(sorted(self.defaults)) or "none"
+            raise DialectError(
+                f"devices.options: unknown option {unknown[0]!r} for dialect {self.name!r}; allowed: {allowed}"
+            )
+        self.options: dict[str, Any] = {**self.defaults, **given}
+        self.configure(self.options)
+
+    def configure(self, options: Mapping[str, Any]) -> None:
+        """Validate and apply options (default: none to check). Raises DialectError naming
+        ``devices.options.<key>``."""
+        return None
+
+    def lines(self, roles: Sequence[Source]) -> list[LineSpec]:
+        """The lines that carry ``roles``. Default: one serial line per device, named after it (``bowl`` ...)."""
+        return [LineSpec(src.value.lower(), (src,), "serial", self) for src in roles]
+
+    @abstractmethod
+    def codec(self) -> FrameCodec:
+        """The codec of this dialect's frames (a :class:`ComposedCodec` of its parts, or one of its own)."""
+
+    @abstractmethod
+    def device_end(self, line: LineSpec, settings: EndSettings) -> DeviceEnd:
+        """The devices' end of ``line``."""
+
+    @abstractmethod
+    def server_end(self, line: LineSpec, settings: EndSettings, now: float) -> ServerEnd:
+        """A server's end of ``line``, opened at ``now``."""
+
+    def describe(self) -> dict[str, Any]:
+        """What ``xocdia-hil dialects --json`` prints for this dialect."""
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "dialogue": self.dialogue,
+            "carries": sorted(s.value for s in self.carries),
+            "options": {k: v for k, v in self.defaults.items()},
+        }
+
+
+def check_parts(cls: type[Dialect]) -> None:
+    """Raise :class:`DialectError` naming what a dialect class lacks (a name, a dialogue, an abstract part)."""
+    where = f"{cls.__module__}:{cls.__qualname__}"
+    if not isinstance(cls, type) or not issubclass(cls, Dialect):
+        raise DialectError(f"devices.dialect: {where} is not a subclass of harness.wire.dialects.Dialect")
+    missing = sorted(getattr(cls, "__abstractmethods__", ()))
+    if missing:
+        raise DialectError(f"devices.dialect: {where} is missing part(s): {', '.join(missing)}")
+    if not cls.name:
+        raise DialectError(f"devices.dialect: {where} has no name (set the class attribute 'name')")
+    if cls.dialogue not in DIALOGUES:
+        raise DialectError(
+            f"devices.dialect: {where}.dialogue must be one of {', '.join(DIALOGUES)}; got {cls.dialogue!r}"
+        )
