@@ -14,6 +14,7 @@ from typing import Any
 from harness.errors import InputError
 from harness.files import FIXTURES, Fields, parse_yaml, read_text, shipped_names
 from harness.wire.protocol.messages import DEVICES
+from harness.wire.transports.line import DEFAULT_LINE, LineSettings, LineSettingsError
 
 BENCH_DIR = FIXTURES / "benches"
 SERVER_KINDS = ("in-process", "command", "url")
@@ -64,6 +65,15 @@ class Bench:
     players: int
     timing: Timing
     faults_allowed: bool
+    line: LineSettings | None = None  # devices.line as the file set it; None: not set
+
+    @property
+    def paced_line(self) -> LineSettings | None:
+        """The speed the device lines run at: ``devices.line``, else 115200 8N1 on pty and url lines (real time);
+        None (unpaced) for in-memory lines whose file sets none."""
+        if self.line is not None:
+            return self.line
+        return DEFAULT_LINE if self.transport in ("pty", "url") else None
 
     @property
     def realtime(self) -> bool:
@@ -73,7 +83,7 @@ class Bench:
 
 _TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
 _SERVER = ("kind", "adapter", "command", "url", "options")
-_DEVICES = ("transport", "urls", "reader_latency_s")
+_DEVICES = ("transport", "urls", "reader_latency_s", "line")
 _TIMING = ("betting_s", "round_gap_s", "result_timeout_s", "heartbeat_s", "step_timeout_s")
 _TIMING_DEFAULTS = {
     "betting_s": 0.3,
@@ -122,6 +132,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
     if transport == "url" and set(urls) != set(names):
         raise c.fail("devices.urls", f"must name a URL for every device ({', '.join(names)})", sorted(urls))
     reader_latency = _seconds(c, dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
+    line = _line(c, dev.get("line"))
     if kind == "in-process" and transport != "memory":
         raise c.fail("devices.transport", "must be memory when server.kind is in-process", transport)
     t = c.mapping(top.get("timing", {}), "timing", _TIMING)
@@ -145,7 +156,22 @@ def parse_bench(raw: object, path: Path) -> Bench:
         players=c.whole(top.get("players", 0), "players", 0, 1000),
         timing=Timing(**values),
         faults_allowed=faults,
+        line=line,
     )
+
+
+_LINE = ("baud", "bytesize", "parity", "stopbits", "inter_byte_gap_s")
+
+
+def _line(c: Fields, raw: object) -> LineSettings | None:
+    """``devices.line`` (None when absent): each field checked by :class:`LineSettings`, named in the message."""
+    if raw is None:
+        return None
+    fields = c.mapping(raw, "devices.line", _LINE)
+    try:
+        return LineSettings(**fields)
+    except LineSettingsError as exc:
+        raise c.fail(f"devices.line.{exc.field}", exc.allowed, exc.got) from None
 
 
 def _seconds(c: Fields, value: object, where: str, low: float, high: float) -> float:

@@ -201,6 +201,7 @@ class Applier:
             drop=most(FaultKind.SERIAL_DROP),
             duplicate=most(FaultKind.SERIAL_DUPLICATE),
             reorder=most(FaultKind.SERIAL_REORDER),
+            line_error=most(FaultKind.SERIAL_LINE_ERROR),
             latency=most(FaultKind.SERIAL_LATENCY, "delay"),
         )
         base = self._base_latency.setdefault(device, {d: lane.rates.latency for d, lane in port.lanes.items()})

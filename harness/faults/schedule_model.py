@@ -27,6 +27,7 @@ class FaultKind(StrEnum):
     SERIAL_DROP = "serial_drop"
     SERIAL_DUPLICATE = "serial_duplicate"
     SERIAL_REORDER = "serial_reorder"
+    SERIAL_LINE_ERROR = "serial_line_error"
     SERIAL_LATENCY = "serial_latency"
     SERIAL_UNPLUG = "serial_unplug"
     PLAYER_DISCONNECT = "player_disconnect"
@@ -49,10 +50,11 @@ SERIAL_KINDS = (
     FaultKind.SERIAL_DROP,
     FaultKind.SERIAL_DUPLICATE,
     FaultKind.SERIAL_REORDER,
+    FaultKind.SERIAL_LINE_ERROR,
     FaultKind.SERIAL_LATENCY,
     FaultKind.SERIAL_UNPLUG,
 )
-SERIAL_RATE_KINDS = SERIAL_KINDS[:4]  # the serial kinds that hit a share (rate) of the frames
+SERIAL_RATE_KINDS = SERIAL_KINDS[:5]  # the serial kinds that hit a share (rate) of the frames
 PLAYER_KINDS = (
     FaultKind.PLAYER_DISCONNECT,
     FaultKind.PLAYER_LATENCY,

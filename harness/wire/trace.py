@@ -10,6 +10,15 @@ and in a readable form, one chunk per line with non-printable bytes escaped::
 
     0.012345  BOWL     tx  $1 1 BOWL HELLO id=BOWL-0001 proto=1 fw=xocdia-hil-0.1*19BB\\r\\n
 
+On a paced line (:class:`~harness.wire.transports.paced.PacedTransport` directly under the tracer) each chunk also
+records when its bytes were on the line: ``first``, the first byte's start bit, and ``last``, the end of the last
+byte's stop bits (same clock and origin as ``t``)::
+
+    {"t": 0.012345, "port": "BOWL", "dir": "tx", "hex": "2431...0d0a", "first": 0.012345, "last": 0.016686}
+
+and in the readable form after the bytes: ``  [line 0.012345..0.016686]``. Traces without them (unpaced lines,
+traces written before) read as before, with ``first`` and ``last`` None.
+
 :func:`replay` plays the recorded chunks of one port and direction into any transport with the recorded spacing
 (record on a real table, replay in CI). ``t`` is seconds from the recorder's start by its injected clock.
 """
@@ -23,6 +32,7 @@ from dataclasses import dataclass
 from typing import IO, Literal
 
 from harness.wire.transports.base import Relay, Transport
+from harness.wire.transports.paced import LineSpan, PacedTransport
 
 Direction = Literal["tx", "rx"]
 
@@ -33,16 +43,19 @@ class TraceRecord:
     port: str
     dir: Direction
     data: bytes
+    first: float | None = None  # paced lines: the first byte's start bit
+    last: float | None = None  # paced lines: the end of the last byte's stop bits
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"t": round(self.t, 6), "port": self.port, "dir": self.dir, "hex": self.data.hex()},
-            separators=(",", ":"),
-        )
+        obj: dict[str, object] = {"t": round(self.t, 6), "port": self.port, "dir": self.dir, "hex": self.data.hex()}
+        if self.first is not None and self.last is not None:
+            obj["first"], obj["last"] = round(self.first, 6), round(self.last, 6)
+        return json.dumps(obj, separators=(",", ":"))
 
     def readable(self) -> str:
         text = self.data.decode("latin-1").encode("unicode_escape").decode("ascii")
-        return f"{self.t:12.6f}  {self.port:<8} {self.dir}  {text}"
+        line = "" if self.first is None or self.last is None else f"  [line {self.first:.6f}..{self.last:.6f}]"
+        return f"{self.t:12.6f}  {self.port:<8} {self.dir}  {text}{line}"
 
 
 class TraceRecorder:
@@ -53,9 +66,11 @@ class TraceRecorder:
         self._t0 = clock()
         self.records: list[TraceRecord] = []
 
-    def record(self, port: str, direction: Direction, data: bytes) -> None:
+    def record(self, port: str, direction: Direction, data: bytes, span: LineSpan | None = None) -> None:
+        """Record ``data`` (nothing when empty) at the clock's now, with the line ``span`` it took (same clock)."""
         if data:
-            self.records.append(TraceRecord(self.clock() - self._t0, port, direction, bytes(data)))
+            first, last = (None, None) if span is None else (span.first - self._t0, span.last - self._t0)
+            self.records.append(TraceRecord(self.clock() - self._t0, port, direction, bytes(data), first, last))
 
     def write_jsonl(self, out: IO[str]) -> None:
         for rec in self.records:
@@ -68,21 +83,34 @@ class TraceRecorder:
 
 class TracingTransport(Relay):
     """Records every byte written (``tx``) and read (``rx``) through ``inner`` under the port name
-    ``port``."""
+    ``port``; with a :class:`PacedTransport` as ``inner``, each chunk with its line times."""
 
     def __init__(self, inner: Transport, recorder: TraceRecorder, port: str | None = None) -> None:
         super().__init__(inner)
         self.recorder = recorder
         self.port = port or inner.name
+        self.paced = inner if isinstance(inner, PacedTransport) else None
 
     def read(self, timeout_s: float = 0.0) -> bytes:
-        data = self.inner.read(timeout_s)
-        self.recorder.record(self.port, "rx", data)
+        if self.paced is None:
+            data = self.inner.read(timeout_s)
+            self.recorder.record(self.port, "rx", data)
+            return data
+        data, span = self.paced.read_spanned(timeout_s)
+        self.recorder.record(self.port, "rx", data, span)
         return data
 
     def write(self, data: bytes) -> None:
-        self.recorder.record(self.port, "tx", data)
-        self.inner.write(data)
+        if self.paced is None:
+            self.recorder.record(self.port, "tx", data)
+            self.inner.write(data)
+            return
+        try:
+            span = self.paced.write_spanned(data)
+        except BaseException:
+            self.recorder.record(self.port, "tx", data)  # as unpaced: recorded even when the port is gone
+            raise
+        self.recorder.record(self.port, "tx", data, span)
 
 
 def read_trace(lines: Iterable[str]) -> list[TraceRecord]:
@@ -102,7 +130,14 @@ def read_trace(lines: Iterable[str]) -> list[TraceRecord]:
                 raise ValueError("t must be a number and port a string")
             if direction not in ("tx", "rx"):
                 raise ValueError(f"dir must be tx or rx, got {direction!r}")
-            out.append(TraceRecord(float(t), port, direction, bytes.fromhex(hexdata)))
+            first, last = obj.get("first"), obj.get("last")
+            for key, value in (("first", first), ("last", last)):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+                    raise ValueError(f"{key} must be a number when present, got {value!r}")
+            if (first is None) != (last is None):
+                raise ValueError("first and last must be both present or both absent")
+            span = (None, None) if first is None else (float(first), float(last))
+            out.append(TraceRecord(float(t), port, direction, bytes.fromhex(hexdata), *span))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"trace line {number}: {exc!s}") from None
     return out

@@ -1,5 +1,6 @@
 """Transport faults, for the fault-injection scheduler: bit flips, dropped / duplicated / reordered frames,
-frames sliced across reads, latency, and unplug / replug (:class:`FaultyTransport`, :class:`FaultRates`)."""
+frames sliced across reads, line errors (a byte with a framing or parity error), latency, and unplug / replug
+(:class:`FaultyTransport`, :class:`FaultRates`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ class Fault(StrEnum):
     DUPLICATE = "duplicate"  # the frame is delivered twice
     REORDER = "reorder"  # the frame is held and delivered after the next one
     SLICE = "slice"  # the frame arrives in pieces, in separate reads/writes
+    LINE_ERROR = "line_error"  # one byte of the frame had a framing or parity error: read as NUL, or dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,17 +34,29 @@ class FaultRates:
     duplicate: float = 0.0
     reorder: float = 0.0
     slice: float = 0.0
+    line_error: float = 0.0
     latency: float = 0.0  # added to every frame
     slice_gap: float = 0.002  # between the pieces of a sliced frame
 
     def __post_init__(self) -> None:
-        for name in ("flip", "drop", "duplicate", "reorder", "slice"):
+        for name in ("flip", "drop", "duplicate", "reorder", "slice", "line_error"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"fault rate {name}: must be a probability in [0, 1], got {value}")
         for name in ("latency", "slice_gap"):
             if getattr(self, name) < 0:
                 raise ValueError(f"fault {name}: must be >= 0 seconds, got {getattr(self, name)}")
+
+
+def line_error(frame: bytes, rng: random.Random) -> bytes:
+    """``frame`` as a UART delivers it when one of its bytes (drawn from ``rng``) had a framing or parity error: with
+    even odds the byte is read as NUL (termios' default for a bad byte, without ``IGNPAR`` or ``PARMRK``) or dropped
+    (``IGNPAR``). An empty frame is returned as it is."""
+    if not frame:
+        return frame
+    at = rng.randrange(len(frame))
+    garbled = rng.random() < 0.5
+    return frame[:at] + (b"\x00" if garbled else b"") + frame[at + 1 :]
 
 
 class _Lane:
@@ -68,6 +82,7 @@ class _Lane:
             (Fault.DUPLICATE, r.duplicate),
             (Fault.REORDER, r.reorder),
             (Fault.SLICE, r.slice),
+            (Fault.LINE_ERROR, r.line_error),
         ):
             if p > 0.0 and self.rng.random() < p:
                 faults.add(fault)
@@ -94,6 +109,8 @@ class _Lane:
             flipped = bytearray(frame)
             flipped[bit // 8] ^= 1 << (bit % 8)
             frame = bytes(flipped)
+        if Fault.LINE_ERROR in faults:
+            frame = line_error(frame, self.rng)
         if Fault.REORDER in faults and self.held is None:
             self.held = frame
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 import serial
 
 from harness.wire.transports.base import Transport, TransportClosed
+from harness.wire.transports.line import LineSettings
 
 
 class SerialUrl(Transport):
@@ -66,6 +67,14 @@ class SerialUrl(Transport):
         except (serial.SerialException, OSError) as exc:
             self._open = False
             raise TransportClosed(f"{self.name}: {exc}") from exc
+
+    def apply_line(self, line: LineSettings) -> None:
+        """Set the port to ``line``'s baud, data bits, parity and stop bits (a real UART then runs at that speed;
+        an ``rfc2217://`` port asks its server to). Raises TransportClosed when the port refuses them."""
+        try:
+            self.port.apply_settings(dict(line.pyserial()))
+        except (serial.SerialException, ValueError, OSError) as exc:
+            raise TransportClosed(f"{self.name}: cannot set {self.url} to {line.describe()}: {exc}") from exc
 
     def close(self) -> None:
         self._open = False
