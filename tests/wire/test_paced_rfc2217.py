@@ -66,13 +66,22 @@ class Loop:
         return rec.last - rec.first
 
 
-@pytest.fixture(params=[True, False], ids=["rfc2217", "socket"])
-def loop(request: pytest.FixtureRequest) -> Iterator[Loop]:
-    runner = Loop(SerialServer("reader", rfc2217=request.param, line=BASE))
+def _serve(rfc2217: bool) -> Iterator[Loop]:
+    runner = Loop(SerialServer("reader", rfc2217=rfc2217, line=BASE))
     yield runner
     runner.stop.set()
     runner.thread.join(timeout=5)
     runner.traced.close()
+
+
+@pytest.fixture(params=[True, False], ids=["rfc2217", "socket"])
+def loop(request: pytest.FixtureRequest) -> Iterator[Loop]:
+    yield from _serve(request.param)
+
+
+@pytest.fixture
+def rfc2217_loop() -> Iterator[Loop]:
+    yield from _serve(True)
 
 
 def read_all(port: serial.Serial, n: int) -> bytes:
@@ -113,9 +122,8 @@ def test_a_client_baud_change_takes_effect_for_the_following_bytes(loop: Loop) -
         assert last - first == pytest.approx(slow.frame_time_s(40), rel=0.10)
 
 
-def test_parity_and_stop_bits_count_and_a_new_client_starts_from_the_bench_speed(loop: Loop) -> None:
-    if not loop.server.rfc2217:
-        pytest.skip("raw TCP negotiates nothing")
+def test_parity_and_stop_bits_count_and_a_new_client_starts_from_the_bench_speed(rfc2217_loop: Loop) -> None:
+    loop = rfc2217_loop
     with serial.serial_for_url(loop.server.address, baudrate=9600, timeout=0.05) as port:
         loop.until(lambda: loop.paced.settings().baud == 9600, "the client's settings")
         port.parity = serial.PARITY_EVEN
