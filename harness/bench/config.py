@@ -7,13 +7,13 @@ Every error is a :class:`BenchError` whose message names the file, the dotted fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from harness.errors import InputError
 from harness.files import FIXTURES, Fields, parse_yaml, read_text, shipped_names
-from harness.wire.protocol.messages import DEVICES
+from harness.wire.dialects import DEFAULT_DIALECT, Dialect, DialectError, LineSpec, load_dialect, plan_lines
 from harness.wire.transports.line import DEFAULT_LINE, LineSettings, LineSettingsError
 
 BENCH_DIR = FIXTURES / "benches"
@@ -66,6 +66,13 @@ class Bench:
     timing: Timing
     faults_allowed: bool
     line: LineSettings | None = None  # devices.line as the file set it; None: not set
+    dialect: Dialect = field(default_factory=lambda: load_dialect(DEFAULT_DIALECT))
+    dialect_spec: str = DEFAULT_DIALECT  # as the bench file (or --dialect) named it
+
+    @property
+    def lines(self) -> list[LineSpec]:
+        """The table's lines under the bench's dialect (every device on exactly one line)."""
+        return plan_lines(self.dialect)
 
     @property
     def paced_line(self) -> LineSettings | None:
@@ -83,7 +90,7 @@ class Bench:
 
 _TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
 _SERVER = ("kind", "adapter", "command", "url", "options")
-_DEVICES = ("transport", "urls", "reader_latency_s", "line")
+_DEVICES = ("transport", "urls", "reader_latency_s", "line", "dialect", "options")
 _TIMING = ("betting_s", "round_gap_s", "result_timeout_s", "heartbeat_s", "step_timeout_s")
 _TIMING_DEFAULTS = {
     "betting_s": 0.3,
@@ -123,14 +130,22 @@ def parse_bench(raw: object, path: Path) -> Bench:
         raise c.fail("server.options", "must be a mapping (passed to the adapter)", options)
     dev = c.mapping(top["devices"], "devices", _DEVICES)
     transport = c.choice(dev.get("transport"), "devices.transport", TRANSPORTS)
-    names = tuple(d.value.lower() for d in DEVICES)
+    dialect_spec = dev.get("dialect", DEFAULT_DIALECT)
+    dialect_options = dev.get("options", {})
+    if not isinstance(dialect_options, dict):
+        raise c.fail("devices.options", "must be a mapping (passed to the dialect)", dialect_options)
+    try:
+        dialect = load_dialect(dialect_spec, dialect_options)
+        names = tuple(line.name for line in plan_lines(dialect))
+    except DialectError as exc:
+        raise BenchError(f"{path.name}: {exc}") from None
     urls = dev.get("urls", {})
     if not isinstance(urls, dict) or not all(isinstance(v, str) for v in urls.values()):
-        raise c.fail("devices.urls", "must map device names to pyserial URLs", urls)
+        raise c.fail("devices.urls", "must map line names to pyserial URLs", urls)
     for name in urls:
         c.choice(name, "devices.urls", names)
     if transport == "url" and set(urls) != set(names):
-        raise c.fail("devices.urls", f"must name a URL for every device ({', '.join(names)})", sorted(urls))
+        raise c.fail("devices.urls", f"must name a URL for every line ({', '.join(names)})", sorted(urls))
     reader_latency = _seconds(c, dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
     line = _line(c, dev.get("line"))
     if kind == "in-process" and transport != "memory":
@@ -157,7 +172,25 @@ def parse_bench(raw: object, path: Path) -> Bench:
         timing=Timing(**values),
         faults_allowed=faults,
         line=line,
+        dialect=dialect,
+        dialect_spec=str(dialect_spec),
     )
+
+
+def with_dialect(bench: Bench, spec: str, options: dict[str, Any] | None = None) -> Bench:
+    """``bench`` speaking another dialect (``--dialect``). Raises BenchError naming the dialect, an option, or a
+    ``devices.urls`` entry that no longer names a line."""
+    try:
+        dialect = load_dialect(spec, options or {}, field="--dialect")
+        names = [line.name for line in plan_lines(dialect)]
+    except DialectError as exc:
+        raise BenchError(f"{bench.path.name}: {exc}") from None
+    if bench.transport == "url" and set(bench.device_urls) != set(names):
+        raise BenchError(
+            f"{bench.path.name}: devices.urls: must name a URL for every line of dialect {spec!r} ({', '.join(names)});"
+            f" got {', '.join(sorted(bench.device_urls))}"
+        )
+    return replace(bench, dialect=dialect, dialect_spec=spec)
 
 
 _LINE = ("baud", "bytesize", "parity", "stopbits", "inter_byte_gap_s")
@@ -178,12 +211,14 @@ def _seconds(c: Fields, value: object, where: str, low: float, high: float) -> f
     return c.number(value, where, low, high, f"must be a number of seconds in [{low}, {high}]")
 
 
-def load_bench(path: str | Path) -> Bench:
-    """Load a bench by path, or by shipped name (``in-process`` → ``fixtures/benches/in-process.yaml``).
+def load_bench(path: str | Path, dialect: str | None = None) -> Bench:
+    """Load a bench by path, or by shipped name (``in-process`` → ``fixtures/benches/in-process.yaml``); with
+    ``dialect`` (``--dialect``), its devices speak that dialect instead (the file's ``devices.options`` apply only
+    when the file names the same dialect).
 
     Raises:
-        BenchError: no such file (the message lists the shipped benches), YAML that does not parse, or an invalid
-            field.
+        BenchError: no such file (the message lists the shipped benches), YAML that does not parse, an invalid
+            field, or an unknown dialect.
     """
     p = Path(path)
     if not p.exists() and not str(path).endswith((".yaml", ".yml")):
@@ -191,4 +226,7 @@ def load_bench(path: str | Path) -> Bench:
     text = read_text(
         p, "bench", BenchError, shown=path, hint=lambda: f"; shipped benches: {', '.join(shipped_names(BENCH_DIR))}"
     )
-    return parse_bench(parse_yaml(text, p.name, BenchError), p)
+    bench = parse_bench(parse_yaml(text, p.name, BenchError), p)
+    if dialect and dialect != bench.dialect_spec:
+        return with_dialect(bench, dialect)
+    return bench

@@ -139,7 +139,7 @@ class Rig:
         lines = dict(device_ends)
         serial_ports = _wrap_device_ends(bench, plan, device_ends, server_ends, lambda: float(env.now))
         traced: dict[str, Transport] = {
-            line.name: TracingTransport(device_ends[line.name], recorder, _trace_name(line)) for line in plan
+            line.name: TracingTransport(device_ends[line.name], recorder, line.trace_name) for line in plan
         }
         emulated = EmulatedTable(
             profile,
@@ -452,11 +452,6 @@ def _wire(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[str, 
             opened.close()
         raise
     return device, server
-
-
-def _trace_name(line: LineSpec) -> str:
-    """A line's name in traces: its device (``BOWL``) for a one-device line, else its line name in capitals."""
-    return line.roles[0].value if len(line.roles) == 1 else line.name.upper()
 
 
 def _wrap_device_ends(

@@ -3,6 +3,7 @@
 - ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench``,
   ``cert`` (a scenario's :class:`~harness.cert.steps.context.CertContext`; its rig is closed after the scenario),
   ``players``, ``rig`` (the running rig) and ``oracle`` (a callable returning the verdict so far).
+- ``--dialect NAME|module:Class``: the table's devices speak this dialect instead of the bench file's.
 - ``--tags EXPR``: run only scenarios whose tags match (``clause:SH-3 or gli:4.16``).
 - ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
 - Step definitions (``harness.cert.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
@@ -52,6 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("xocdia", "xocdia-hil certification")
     group.addoption("--bench", default="in-process", help="bench file or shipped bench name (default in-process)")
     group.addoption("--tags", default="", help="run only scenarios matching this tag expression")
+    group.addoption("--dialect", default=None, help="device dialect instead of the bench file's (xocdia-hil dialects)")
     group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
 
 
@@ -69,7 +71,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def bench(pytestconfig: pytest.Config) -> Bench:
     """The bench named by ``--bench``. A bad bench file stops the run with its field-named error."""
     try:
-        return load_bench(str(pytestconfig.getoption("--bench")))
+        return load_bench(str(pytestconfig.getoption("--bench")), pytestconfig.getoption("--dialect"))
     except BenchError as exc:
         raise pytest.UsageError(str(exc)) from None
 
@@ -251,10 +253,10 @@ def _write_environment(folder: Path, config: pytest.Config) -> None:
 
     bench_name = str(config.getoption("--bench"))
     try:
-        bench = load_bench(bench_name)
-        seed, profile = str(bench.seed), bench.profile
+        bench = load_bench(bench_name, config.getoption("--dialect"))
+        seed, profile, dialect = str(bench.seed), bench.profile, bench.dialect_spec
     except BenchError:
-        seed, profile = "?", "?"
+        seed, profile, dialect = "?", "?", "?"
     try:
         revision = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=5, check=False
@@ -265,6 +267,7 @@ def _write_environment(folder: Path, config: pytest.Config) -> None:
         "bench": bench_name,
         "seed": seed,
         "profile": profile,
+        "dialect": dialect,
         "python": platform.python_version(),
         "xocdia-hil": md.version("xocdia-hil"),
         "pytest-bdd": md.version("pytest-bdd"),

@@ -34,6 +34,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.certify",
     "harness.cli.run",
     "harness.cli.rules_audit",
+    "harness.cli.dialects",
 )
 
 

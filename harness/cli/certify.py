@@ -19,7 +19,7 @@ import harness.cert.steps
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import load_bench
 from harness.cert.report.clauses import matches, rule_clauses
-from harness.cli.common import CliError, non_negative_int
+from harness.cli.common import CliError, add_dialect_option, non_negative_int
 
 SUITE = Path(harness.cert.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
 
@@ -31,11 +31,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--report", default="allure-report", help="folder for results and the clause matrix")
     p.add_argument("--features", default="", help="folder of .feature files (default: the shipped features/)")
     p.add_argument("--workers", type=non_negative_int, default=2, help="pytest-xdist workers (0: in this process)")
+    add_dialect_option(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    bench = load_bench(args.bench)
+    bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.options)  # fail once, here, not in every scenario
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
     features = Path(args.features) if args.features else None
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     cmd += ["--clause-matrix", str(report), "--alluredir", str(results), "--clean-alluredir"]
     if args.tags:
         cmd += ["--tags", args.tags]
+    if args.dialect:
+        cmd += ["--dialect", args.dialect]
     if args.workers:
         cmd += ["-n", str(args.workers)]
     env = dict(os.environ)

@@ -70,3 +70,13 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> typing.NoReturn:
         self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def add_dialect_option(parser: argparse.ArgumentParser) -> None:
+    """``--dialect NAME|module:Class``: the device dialect the bench's table speaks instead of its file's
+    (``xocdia-hil dialects`` lists them)."""
+    parser.add_argument(
+        "--dialect",
+        default=None,
+        help="device dialect instead of the bench file's (a name from 'xocdia-hil dialects', or module:Class)",
+    )

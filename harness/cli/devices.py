@@ -20,9 +20,9 @@ import tempfile
 from pathlib import Path
 
 from harness.bench.devices.emulated import EmulatedTable
-from harness.cli.common import CliError, non_negative_int
+from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.files import load_profile
-from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.dialects import DEFAULT_DIALECT, LineSpec, load_dialect, plan_lines
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport, TransportClosed
@@ -79,21 +79,26 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="wire revision the server speaks: 1.0 sends neither optional field, 1.1 adds the round tag, "
         "1.2 (default) also the event time at= (docs/protocol.md §6)",
     )
+    add_dialect_option(p)
     p.add_argument("--no-ack", action="store_true", help="do not wait for ACKs (nothing answers a terminal)")
     p.add_argument("--duration", type=positive_float, default=None, help="stop after this many seconds")
     p.add_argument("--trace", type=Path, default=None, help="save the serial trace to PATH.jsonl, PATH.txt")
     p.set_defaults(func=run)
 
 
-def _open_transports(kind: str, base_port: int, link_dir: Path) -> dict[Source, Transport]:
-    opened: dict[Source, Transport] = {}
+def _open_transports(kind: str, base_port: int, link_dir: Path, lines: list[LineSpec]) -> dict[str, Transport]:
+    """One transport per line: a pty (a ``tcp`` line: a raw TCP port), or TCP ports from ``base_port`` in line
+    order."""
+    opened: dict[str, Transport] = {}
     try:
-        for i, src in enumerate(DEVICES):
-            name = src.value.lower()
-            if kind == "pty":
-                opened[src] = PtyPort(name, link_dir)
+        for i, line in enumerate(lines):
+            name = line.name
+            if kind == "pty" and line.medium == "tcp":
+                opened[name] = SerialServer(name, "127.0.0.1", 0, rfc2217=False)
+            elif kind == "pty":
+                opened[name] = PtyPort(name, link_dir)
             else:
-                opened[src] = SerialServer(name, "127.0.0.1", base_port + i, rfc2217=kind == "rfc2217")
+                opened[name] = SerialServer(name, "127.0.0.1", base_port + i, rfc2217=kind == "rfc2217")
     except TransportClosed as exc:
         for transport in opened.values():
             transport.close()
@@ -106,17 +111,22 @@ def run(args: argparse.Namespace) -> int:
     if args.trace is not None and not args.trace.parent.is_dir():  # checked now: the trace is written at the end
         raise CliError(f"--trace {args.trace}: folder {args.trace.parent} does not exist")
     kind, base_port = args.transport
+    lines = plan_lines(load_dialect(args.dialect or DEFAULT_DIALECT, field="--dialect"))
     link_dir = Path(tempfile.mkdtemp(prefix="xocdia-devices-"))
-    transports = _open_transports(kind, base_port, link_dir)
+    transports = _open_transports(kind, base_port, link_dir, lines)
     recorder = TraceRecorder() if args.trace is not None else None
-    wired: dict[Source, Transport] = {
-        src: TracingTransport(t, recorder, src.value) if recorder is not None else t for src, t in transports.items()
+    wired: dict[str, Transport] = {
+        line.name: TracingTransport(transports[line.name], recorder, line.trace_name)
+        if recorder is not None
+        else transports[line.name]
+        for line in lines
     }
     env = SelectEnvironment()
     table = EmulatedTable(
         profile,
         args.seed,
         wired,
+        lines=lines,
         env=env,
         server_lamp=args.lamp == "server",
         require_ack=not args.no_ack,
@@ -125,10 +135,12 @@ def run(args: argparse.Namespace) -> int:
     )
     env.fds = table.hub.fds
     env.on_ready = table.wake
-    for src, transport in transports.items():
+    for line in lines:
+        transport = transports[line.name]
         extra = f" -> {transport.slave_path}" if isinstance(transport, PtyPort) else ""
-        print(f"{src.value:<8} {transport.address}{extra}")
-    print(f"watch one: {sys.executable} -m serial.tools.miniterm {transports[Source.BOWL].address} 115200")
+        carried = "" if len(line.roles) == 1 else f"  ({', '.join(r.value for r in line.roles)})"
+        print(f"{line.name.upper():<8} {transport.address}{extra}{carried}")
+    print(f"watch one: {sys.executable} -m serial.tools.miniterm {transports[lines[0].name].address} 115200")
     sys.stdout.flush()
     try:
         env.sync()

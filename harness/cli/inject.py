@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.bench.config import load_bench
-from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from harness.cli.common import CliError, Progress, add_dialect_option, non_negative_int, positive_int
 from harness.errors import AdapterError
 from harness.faults.injector import run_schedule
 from harness.faults.manifest import check_writable_folder, manifest_data, read_manifest, write_manifest
@@ -43,6 +43,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--manifest", type=Path, help="where to write the manifest (default faults-manifest-SEED.json)")
     p.add_argument("--explore", type=Path, metavar="OUT", help="explore and shrink schedules; write the minimal one")
     p.add_argument("--examples", type=positive_int, default=50, help="schedules --explore tries (default 50)")
+    add_dialect_option(p)
     p.set_defaults(func=run)
 
 
@@ -58,10 +59,10 @@ def run(args: argparse.Namespace) -> int:
         schedule = load_schedule(args.schedule)
         seed = schedule.seed if args.seed is None else args.seed
         if args.explore:
-            return _explore(bench_ref, schedule, args.explore, args.examples)
+            return _explore(bench_ref, schedule, args.explore, args.examples, args.dialect)
     out = args.manifest or Path(f"faults-manifest-{seed}.json")
     check_writable_folder(out.parent, f"--manifest {out}")
-    result = _execute(bench_ref, schedule, seed)
+    result = _execute(bench_ref, schedule, seed, args.dialect)
     _print(result)
     write_manifest(out, manifest_data(result, schedule, bench_ref))
     print(f"manifest: {out}")
@@ -75,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.passed else 1
 
 
-def _execute(bench_ref: str, schedule: Schedule, seed: int) -> RunResult:
-    bench = load_bench(bench_ref)
+def _execute(bench_ref: str, schedule: Schedule, seed: int, dialect: str | None = None) -> RunResult:
+    bench = load_bench(bench_ref, dialect)
     progress = Progress(schedule.rounds, f"inject seed {seed}")
 
     def tick(done: int, total: int, aborted: str) -> None:
@@ -92,12 +93,12 @@ def _execute(bench_ref: str, schedule: Schedule, seed: int) -> RunResult:
         progress.close()
 
 
-def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int) -> int:
+def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int, dialect: str | None = None) -> int:
     kinds = sorted({f.kind for f in schedule.faults} | set(schedule.random.kinds if schedule.random else ()))
     if not kinds:
         raise CliError(f"{schedule.source}: --explore needs fault kinds (faults or random.kinds) to explore")
     check_writable_folder(out.parent, f"--explore {out}")  # written after the exploration
-    bench = load_bench(bench_ref)
+    bench = load_bench(bench_ref, dialect)
     prepare_bench(bench, schedule.seed)
     found = explore(bench, schedule, tuple(kinds), out, max_examples=examples)
     print(f"explored {found.runs} runs of schedules made of {', '.join(kinds)}")

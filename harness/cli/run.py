@@ -15,7 +15,7 @@ from typing import Any
 from harness.bench.config import Bench, load_bench
 from harness.bench.rig import BenchTimeout, Rig
 from harness.cert.steps.context import format_money
-from harness.cli.common import CliError, Progress, non_negative_int, positive_int
+from harness.cli.common import CliError, Progress, add_dialect_option, non_negative_int, positive_int
 from harness.errors import AdapterError
 from harness.files import load_profile
 from harness.records import RoundEventKind
@@ -44,6 +44,7 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
     p.add_argument("--profile", default="", help="table profile (default: the bench's); the server's timings follow it")
+    add_dialect_option(p)
     p.set_defaults(func=run)
 
 
@@ -62,7 +63,7 @@ def _with_profile(bench: Bench, name: str) -> Bench:
 
 
 def run(args: argparse.Namespace) -> int:
-    bench = load_bench(args.bench)
+    bench = load_bench(args.bench, args.dialect)
     if args.profile:
         bench = _with_profile(bench, args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}

@@ -155,6 +155,11 @@ class LineSpec:
     medium: str
     dialect: Dialect = field(compare=False)
 
+    @property
+    def trace_name(self) -> str:
+        """The line's name in traces: its device (``BOWL``) for a one-device line, else its name in capitals."""
+        return self.roles[0].value if len(self.roles) == 1 else self.name.upper()
+
 
 @dataclass(frozen=True, slots=True)
 class EndSettings:
@@ -263,6 +268,9 @@ class Dialect(ABC):
     carries: ClassVar[frozenset[Source]] = frozenset(DEVICES)
     #: Options and their defaults; a subclass validates values in :meth:`configure`.
     defaults: ClassVar[Mapping[str, Any]] = {}
+    #: False when frames carry no integrity check (the medium checks bytes, e.g. TCP): the conformance kit then does
+    #: not demand that a bit-flipped frame be refused.
+    integrity_checked: ClassVar[bool] = True
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         given = dict(options or {})
@@ -296,6 +304,14 @@ class Dialect(ABC):
     def server_end(self, line: LineSpec, settings: EndSettings, now: float) -> ServerEnd:
         """A server's end of ``line``, opened at ``now``."""
 
+    #: The dialect's golden vectors, relative to the fixtures folder (``protocol/NAME/golden.jsonl``); "" for none.
+    golden_file: ClassVar[str] = ""
+
+    def parse_golden(self, text: str) -> list[tuple[Frame, bytes]]:
+        """The frames and exact bytes of :attr:`golden_file`'s ``text``, for the conformance kit (default: none).
+        Raises ValueError naming the line of a vector that does not parse."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         """What ``xocdia-hil dialects --json`` prints for this dialect."""
         return {
@@ -303,7 +319,8 @@ class Dialect(ABC):
             "summary": self.summary,
             "dialogue": self.dialogue,
             "carries": sorted(s.value for s in self.carries),
-            "options": {k: v for k, v in self.defaults.items()},
+            "options": dict(self.defaults),
+            "integrity_checked": self.integrity_checked,
         }
 
 
