@@ -6,12 +6,14 @@ from collections.abc import Callable
 
 from gameserver.dialects.ascii import AsciiLine
 from gameserver.dialects.base import ROLES, LineConfigError, ServerLine
+from gameserver.dialects.jsonl import JsonlLine
 
 DEFAULT = "xocdia-ascii"
 LineFactory = Callable[[str, tuple[str, ...], float, float], ServerLine]
 #: name -> factory(line name, roles, now, silence_s)
 DIALECTS: dict[str, LineFactory] = {
     "xocdia-ascii": AsciiLine,
+    "xocdia-jsonl": JsonlLine,
 }
 
 
