@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from gameserver.dialects.ascii import AsciiLine
 from gameserver.dialects.base import ROLES, LineConfigError, ServerLine
+from gameserver.dialects.bus import BusLine
 from gameserver.dialects.jsonl import JsonlLine
 
 DEFAULT = "xocdia-ascii"
@@ -13,6 +14,7 @@ LineFactory = Callable[[str, tuple[str, ...], float, float], ServerLine]
 #: name -> factory(line name, roles, now, silence_s)
 DIALECTS: dict[str, LineFactory] = {
     "xocdia-ascii": AsciiLine,
+    "xocdia-bus": BusLine,
     "xocdia-jsonl": JsonlLine,
 }
 

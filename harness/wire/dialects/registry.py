@@ -16,6 +16,7 @@ DEFAULT_DIALECT = "xocdia-ascii"
 #: The dialects this package ships: name -> ``module:Class``.
 SHIPPED: dict[str, str] = {
     "xocdia-ascii": "harness.wire.dialects.ascii_v1:AsciiDialect",
+    "xocdia-bus": "harness.wire.dialects.bus:BusDialect",
     "xocdia-jsonl": "harness.wire.dialects.jsonl:JsonlReaderDialect",
 }
 

@@ -1,0 +1,382 @@
+"""The two ends of an ``xocdia-bus`` line (docs/dialects/xocdia-bus.md §5): the devices answer, the server polls.
+
+:class:`BusDeviceEnd` emulates every device on one line: it answers each POLL to one of its addresses with that
+device's oldest unacknowledged report (the same seq until a later POLL acknowledges it) or NOTHING, and each lamp
+WRITE with an ACK. :class:`BusServerEnd` is the bus master: one request at a time, every device polled once per
+cycle, a report acknowledged by the next POLL to its address, lamp commands written (and retried) until the lamp
+acknowledges them, duplicates suppressed, silent devices reported.
+
+Both are sans I/O, like :class:`harness.wire.protocol.link.Link`: fed bytes and the time, they say when they next
+need to run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from harness.wire.dialects.base import DeviceEnd, EndSettings, LineSpec, RoleEvent, ServerEnd
+from harness.wire.dialects.bus_codec import CODEC, REPORT_CODES, Poll
+from harness.wire.protocol.codec import BadFrame, ErrorReason
+from harness.wire.protocol.link import Delivered, LinkChanged, Received, Rejected
+from harness.wire.protocol.messages import (
+    LAMP_COMMANDS,
+    Ack,
+    Frame,
+    Heartbeat,
+    Hello,
+    Message,
+    Nak,
+    Source,
+)
+
+if TYPE_CHECKING:
+    from harness.wire.dialects.bus import BusDialect
+
+#: Slack when comparing the time with a deadline: a caller woken at ``next_deadline()`` minus a float rounding error
+#: still finds the work due (the in-process bench arms its timers a microsecond early).
+EPS = 1e-6
+#: Follow-up polls per device and cycle: a device that answered with a report is polled again at once (the poll
+#: acknowledges it and fetches the next one), at most this many times a cycle.
+BURST = 4
+_REPORTS: dict[Source, frozenset[type[Message]]] = {
+    src: frozenset(cls for owner, cls in REPORT_CODES.values() if owner is src) for src in Source
+}
+
+
+def _next_seq(seq: int) -> int:
+    return 1 if seq >= 255 else seq + 1
+
+
+# --- the devices ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Report:
+    """A report waiting or offered: its seq and bytes are fixed when first offered, and kept until acknowledged
+    (also across a reconnect)."""
+
+    message: Message
+    round: str | None = None
+    at: int | None = None
+    seq: int = 0
+    raw: bytes = b""
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One device on the line."""
+
+    role: Source
+    hello: Hello
+    queue: deque[_Report] = field(default_factory=deque)
+    flight: _Report | None = None  # the report offered in the last reply, until a poll acknowledges it
+    hello_due: bool = False
+    up: bool = False
+    last_rx: float = 0.0
+    next_seq: int = 1
+    last_write: int | None = None  # the lamp: seq of the last WRITE acted on
+
+
+class BusDeviceEnd(DeviceEnd):
+    """Every device of one bus line: answers polls and lamp writes addressed to them (see the module doc)."""
+
+    def __init__(self, dialect: BusDialect, line: LineSpec, settings: EndSettings) -> None:
+        self.roles = line.roles
+        self.units = {r: _Unit(r, Hello(f"{r.value}-{settings.unit}", 1, settings.firmware)) for r in line.roles}
+        self.require_ack = settings.require_ack
+        self.silence_s = settings.silence_s
+        self.decoder = CODEC.decoder()
+        self.opened = False
+        self._out = bytearray()
+        self._events: list[RoleEvent] = []
+
+    def open(self, now: float) -> None:
+        self.opened = True
+        self.decoder = CODEC.decoder()
+        self._out.clear()
+        for unit in self.units.values():
+            unit.hello_due = True
+            unit.last_rx = now
+            unit.queue = deque(r for r in unit.queue if not isinstance(r.message, Hello))
+
+    def close(self) -> None:
+        self.opened = False
+        for unit in self.units.values():
+            if unit.up:
+                unit.up = False
+                self._events.append((unit.role, LinkChanged(False, "port closed")))
+
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        unit = self.units.get(src)
+        if unit is None:
+            raise ValueError(f"this line carries {', '.join(r.value for r in self.roles)}, not {src.value}")
+        if type(message) not in _REPORTS[src]:
+            raise ValueError(f"{src.value} does not report {type(message).__name__} on the bus")
+        CODEC.encode(Frame(1, src, message, round=round, at=at))  # refuse a bad report now (EncodeError)
+        unit.queue.append(_Report(message, round, at))
+
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        first = self.roles[0]
+        for item in self.decoder.feed(data):
+            if isinstance(item, BadFrame):
+                self._events.append((item.src if item.src in self.units else first, Rejected(item)))
+                continue
+            msg = item.message
+            if isinstance(msg, Poll):
+                unit = self.units.get(msg.device)
+                if unit is None:
+                    self._reject(item, first, f"POLL to {msg.device.value}, which is not on this line")
+                else:
+                    self._seen(unit, now)
+                    self._answer_poll(unit, msg.ack)
+            elif type(msg) in LAMP_COMMANDS:
+                unit = self.units.get(Source.LAMP)
+                if unit is None:
+                    self._reject(item, first, "a lamp command, and the lamp is not on this line")
+                else:
+                    self._seen(unit, now)
+                    self._answer_write(unit, item)
+            else:
+                self._reject(item, item.src if item.src in self.units else first, "a reply on the devices' side")
+        return self.take_events()
+
+    def _reject(self, frame: Frame, role: Source, why: str) -> None:
+        self._events.append((role, Rejected(BadFrame(ErrorReason.TYPE, CODEC.encode(frame), why, frame.seq, None))))
+
+    def _seen(self, unit: _Unit, now: float) -> None:
+        unit.last_rx = now
+        if not unit.up:
+            unit.up = True
+            self._events.append((unit.role, LinkChanged(True, "polled by the master")))
+
+    def _answer_poll(self, unit: _Unit, ack: int) -> None:
+        flight = unit.flight
+        if flight is not None and ack == flight.seq:
+            self._events.append((unit.role, Delivered(ack, flight.message)))
+            unit.flight = flight = None
+        if unit.hello_due:  # the first answer after (re)opening is HELLO; an unacknowledged report waits behind it
+            unit.hello_due = False
+            if flight is not None and not isinstance(flight.message, Hello):
+                unit.queue.appendleft(flight)  # keeps its seq: the master may still acknowledge it
+            flight = unit.flight = _Report(unit.hello)
+        elif flight is None and unit.queue:
+            flight = unit.flight = unit.queue.popleft()
+        if flight is None:
+            self._out += CODEC.encode(Frame(0, unit.role, Heartbeat()))
+            return
+        if not flight.seq:
+            flight.seq, unit.next_seq = unit.next_seq, _next_seq(unit.next_seq)
+            flight.raw = CODEC.encode(Frame(flight.seq, unit.role, flight.message, round=flight.round, at=flight.at))
+        self._out += flight.raw
+        if not self.require_ack:  # fire and forget: offered once
+            unit.flight = None
+
+    def _answer_write(self, unit: _Unit, frame: Frame) -> None:
+        if frame.seq != unit.last_write:
+            unit.last_write = frame.seq
+            self._events.append((unit.role, Received(frame)))
+        self._out += CODEC.encode(Frame(0, unit.role, Ack(frame.seq)))
+
+    def poll(self, now: float) -> list[RoleEvent]:
+        for unit in self.units.values():
+            if unit.up and now >= unit.last_rx + self.silence_s - EPS:
+                unit.up = False
+                self._events.append((unit.role, LinkChanged(False, f"not polled for {self.silence_s:g} s")))
+        return self.take_events()
+
+    def next_deadline(self) -> float | None:
+        if not self.opened:
+            return None
+        due = min((u.last_rx + self.silence_s for u in self.units.values() if u.up), default=math.inf)
+        return None if math.isinf(due) else due
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def take_events(self) -> list[RoleEvent]:
+        events, self._events = self._events, []
+        return events
+
+    def pending(self) -> int:
+        return sum(len(u.queue) + (u.flight is not None) for u in self.units.values())
+
+
+# --- the master ----------------------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Station:
+    """What the master knows of one address."""
+
+    role: Source
+    last_rx: float
+    up: bool = True  # expected from the start: a device silent since the line opened is reported
+    last_seq: int | None = None  # seq of the last report accepted (duplicates have it)
+    ack: int = 0  # what the next POLL acknowledges
+    burst: int = 0
+
+
+@dataclass(slots=True)
+class _Request:
+    """The request on the bus, waiting for its reply."""
+
+    role: Source
+    raw: bytes
+    due: float
+    write: bool
+    tries: int = 0
+
+
+class BusServerEnd(ServerEnd):
+    """The bus master of one line (see the module doc)."""
+
+    def __init__(self, dialect: BusDialect, line: LineSpec, settings: EndSettings, now: float) -> None:
+        self.roles = line.roles
+        self.interval = float(dialect.options["poll_interval_s"])
+        self.timeout = float(dialect.options["response_timeout_s"])
+        self.retries = int(dialect.options["retries"])
+        self.silence_s = settings.silence_s
+        self.stations = {r: _Station(r, now) for r in line.roles}
+        self.decoder = CODEC.decoder()
+        self.writes: deque[Message] = deque()
+        self.write_seq = 0  # seq of the write at the head of ``writes`` once sent (0: not sent yet)
+        self._last_write_seq = 0
+        self.write_hold = -math.inf  # a write that exhausted its retries waits for the next cycle
+        self.refused: list[tuple[Message, Nak]] = []
+        self.request: _Request | None = None
+        self.cycle: deque[Source] = deque()
+        self.cycle_due = now
+        self._out = bytearray()
+        self._advance(now)
+
+    # --- requests -----------------------------------------------------------------------------------------------
+    def _advance(self, now: float) -> None:
+        """Put the next request on the bus when it is free: a lamp write first, else the next poll of the cycle
+        (a new cycle when the last one is over and the next is due)."""
+        if self.request is not None:
+            return
+        if self.writes and now >= self.write_hold - EPS:
+            if not self.write_seq:
+                self._last_write_seq = self.write_seq = _next_seq(self._last_write_seq)
+            raw = CODEC.encode(Frame(self.write_seq, Source.SERVER, self.writes[0]))
+            self._put(_Request(Source.LAMP, raw, now + self.timeout, True), now)
+            return
+        if not self.cycle and now >= self.cycle_due - EPS:
+            self.cycle.extend(self.roles)
+            self.cycle_due = now + self.interval
+            for station in self.stations.values():
+                station.burst = 0
+        if self.cycle:
+            station = self.stations[self.cycle[0]]
+            raw = CODEC.encode(Frame(0, Source.SERVER, Poll(station.role, station.ack)))
+            self._put(_Request(station.role, raw, now + self.timeout, False), now)
+
+    def _put(self, request: _Request, now: float) -> None:
+        self.request = request
+        self._out += request.raw
+
+    def send(self, message: Message, now: float) -> None:
+        if Source.LAMP not in self.stations:
+            raise ValueError("the lamp is not on this line")
+        if type(message) not in LAMP_COMMANDS:
+            raise ValueError(f"only lamp commands are written, not {type(message).__name__}")
+        CODEC.encode(Frame(1, Source.SERVER, message))  # refuse a bad command now (EncodeError)
+        self.writes.append(message)
+        self._advance(now)
+
+    # --- replies ------------------------------------------------------------------------------------------------
+    def receive(self, data: bytes, now: float) -> list[Frame | BadFrame]:
+        out: list[Frame | BadFrame] = []
+        for item in self.decoder.feed(data):
+            if isinstance(item, BadFrame):
+                out.append(item)
+                continue
+            station = self.stations.get(item.src)
+            if station is None:
+                why = "a request on the master's side" if item.src is Source.SERVER else "not on this line"
+                out.append(BadFrame(ErrorReason.TYPE, CODEC.encode(item), f"{item.src.value}: {why}", None, None))
+                continue
+            station.last_rx = now
+            station.up = True
+            new = self._on_reply(station, item)
+            if new is not None:
+                out.append(new)
+        self._advance(now)
+        return out
+
+    def _on_reply(self, station: _Station, frame: Frame) -> Frame | None:
+        msg, request = frame.message, self.request
+        polled = request is not None and not request.write and request.role is station.role
+        if isinstance(msg, Ack | Nak):
+            if self.write_seq and msg.of == self.write_seq and self.writes:
+                written = self.writes.popleft()
+                self.write_seq = 0
+                self.write_hold = -math.inf
+                if isinstance(msg, Nak):
+                    self.refused.append((written, msg))
+                if request is not None and request.write:
+                    self.request = None
+            return None
+        if isinstance(msg, Heartbeat):
+            if polled:
+                self.request = None
+                self._next_in_cycle()
+            return None
+        # a report or HELLO (data)
+        new = frame.seq != station.last_seq
+        station.last_seq = station.ack = frame.seq
+        if polled:
+            self.request = None
+            station.burst += 1
+            if station.burst > BURST:
+                self._next_in_cycle()
+        return frame if new else None
+
+    def _next_in_cycle(self) -> None:
+        if self.cycle:
+            self.cycle.popleft()
+
+    # --- timers -------------------------------------------------------------------------------------------------
+    def tick(self, now: float) -> list[Source]:
+        request = self.request
+        if request is not None and now >= request.due - EPS:
+            request.tries += 1
+            station = self.stations[request.role]
+            if request.tries <= (self.retries if station.up else 0):
+                request.due = now + self.timeout
+                self._out += request.raw
+            else:  # give up for this cycle (a write is kept, and tried again next cycle)
+                self.request = None
+                if request.write:
+                    self.write_hold = max(self.cycle_due, now + self.interval)
+                else:
+                    self._next_in_cycle()
+        silent = []
+        for station in self.stations.values():
+            if station.up and now >= station.last_rx + self.silence_s - EPS:
+                station.up = False
+                silent.append(station.role)
+        self._advance(now)
+        return silent
+
+    def next_deadline(self) -> float | None:
+        if self.request is not None:
+            due = self.request.due
+        else:
+            due = self.cycle_due
+            if self.writes:
+                due = min(due, self.write_hold)
+        for station in self.stations.values():
+            if station.up:
+                due = min(due, station.last_rx + self.silence_s)
+        return due
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
