@@ -358,3 +358,15 @@ def test_harness_server_end_naks_what_it_cannot_accept() -> None:
     assert end.take_output() == b'{"v":1,"src":"SRV","type":"nak","of":5,"reason":"version"}\n'
     items = end.receive(b'{"v":1,"src":"READER","type":"hello","seq":1,"id":"R-1","proto":2,"fw":"x"}\n', 0.1)
     assert items == [] and b'"reason":"version"' in end.take_output()
+
+
+def test_a_run_that_uses_up_its_numbers_starts_a_new_one() -> None:
+    line = _server_line()
+    wire = Wire(_reader(), line)
+    wire.connect()
+    wire.run(0.1)
+    wire.reader._next_seq = 2147483647  # as after years of reads
+    wire.report(Result("RWRW", False), "1", 10)
+    wire.report(Result("WWWW", False), "2", 20)
+    wire.run(1.0)
+    assert _kinds(wire.delivered) == ["HELLO:1", f"RESULT:{(2147483647 - 1) % 65535 + 1}", "HELLO:1", "RESULT:2"]

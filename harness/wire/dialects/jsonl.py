@@ -483,8 +483,12 @@ class ReaderEnd(DeviceEnd):
         while self.queue and self.inflight is None:
             item = self.queue.popleft()
             if item.seq is None:
+                if self._next_seq > MAX_SEQ:  # the run's numbers are used up: a new run, introduced by its hello
+                    self._next_seq = 1
+                    self.queue.appendleft(item)
+                    item = _Item(self.hello, None, None)
                 item.seq = self._next_seq
-                self._next_seq = self._next_seq + 1 if self._next_seq < MAX_SEQ else 1
+                self._next_seq += 1
             raw = self.codec.encode(Frame(item.seq, Source.READER, item.message, round=item.round, at=item.at))
             self._emit(raw, now)
             if self.require_ack:
