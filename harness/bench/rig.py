@@ -48,6 +48,7 @@ from simulator.script import Script
 
 SLICE_VIRTUAL_S = 0.01  # sim seconds between two checks of a wait condition (in-process)
 SLICE_REAL_S = 0.02  # wall seconds between two checks (real-time benches)
+BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig.build` made, last (observers only)
 
 
 class BenchTimeout(XocdiaError, AssertionError):
@@ -182,6 +183,8 @@ class Rig:
                 env.process(rig._forward_crowd())
             else:
                 rig._start_crowd_timer()
+        for hook in BUILD_HOOKS:
+            hook(rig)
         return rig
 
     def close(self) -> None:

@@ -18,8 +18,11 @@ import argparse
 import gc
 import importlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from typing import Any
 
 from harness.cli.common import OneLineParser
 from harness.errors import InputError, Refused, XocdiaError
@@ -35,6 +38,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.run",
     "harness.cli.rules_audit",
     "harness.cli.dialects",
+    "harness.cli.replay",
 )
 
 
@@ -67,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = {_command(module_name) for module_name in SUBCOMMANDS}
     parser = build_parser(args_list[0] if args_list and args_list[0] in names else None)
     args = parser.parse_args(args_list)
+    previous = _stop_on_sigterm()
     try:
         status: int = args.func(args)
     except XocdiaError as exc:  # the one place the harness's errors become a line of text and an exit status
@@ -79,7 +84,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `xocdia-hil simulate ... | head`: the reader left, nothing to report
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return status
+
+
+def _interrupt(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _stop_on_sigterm() -> Any:
+    """SIGTERM ends a command as Ctrl-C does: ``finally`` blocks and context managers run, so temporary ports,
+    links, folders and servers are released. Only in the main thread (where signal handlers can be set); returns
+    the handler it replaced (None when it set none), for :func:`main` to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _interrupt)
 
 
 def console() -> int:

@@ -7,18 +7,23 @@ the game server's adapter, live progress, and a summary that ends with the indep
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from harness.bench.config import Bench, load_bench
 from harness.bench.rig import BenchTimeout, Rig
+from harness.bench.tap import tap_rig
 from harness.cert.steps.context import format_money
 from harness.cli.common import CliError, Progress, add_dialect_option, non_negative_int, positive_int
 from harness.errors import AdapterError
-from harness.files import load_profile
+from harness.files import load_profile, load_script, parse_yaml
+from harness.live.session import FeedSession, add_feed_options
 from harness.records import RoundEventKind
+from simulator.script import ScriptError
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)
 VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
@@ -44,7 +49,10 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
     p.add_argument("--profile", default="", help="table profile (default: the bench's); the server's timings follow it")
+    p.add_argument("--script", default="", help="incident script YAML (forced incidents on chosen rounds)")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_dialect_option(p)
+    add_feed_options(p)
     p.set_defaults(func=run)
 
 
@@ -67,14 +75,39 @@ def run(args: argparse.Namespace) -> int:
     if args.profile:
         bench = _with_profile(bench, args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
-    print(
+    script = _script(args.script)
+    head = (
         f"bench {bench.name}: {args.rounds} rounds, {args.players} seats, profile {bench.profile}, "
         f"seed {bench.seed if args.seed is None else args.seed}"
     )
+    if not args.json:
+        print(head)
+    with FeedSession(args.record, args.live, f"run on {bench.name}", hold=args.hold) as session:
+        status = _play(args, bench, players, script, session)
+    return status
+
+
+def _script(path: str) -> list[dict[str, Any]] | None:
+    """The incident script's steps (validated). Raises ScriptError naming the file and step."""
+    if not path:
+        return None
+    load_script(path)  # the steps' checks, with messages naming the file
+    data = parse_yaml(Path(path).read_text(encoding="utf-8"), f"cannot read script {path}", ScriptError)
+    return list(data or [])
+
+
+def _play(
+    args: argparse.Namespace,
+    bench: Bench,
+    players: dict[str, int],
+    script: list[dict[str, Any]] | None,
+    session: FeedSession,
+) -> int:
     try:
-        rig = Rig.build(bench, players, crowd=args.players, seed=args.seed)
+        rig = Rig.build(bench, players, script=script, crowd=args.players, seed=args.seed)
     except (AdapterError, ValueError) as exc:  # ProfileError, ScriptError, an adapter that does not load
         raise CliError(f"cannot start bench {bench.name}: {exc}") from None
+    tap = tap_rig(rig, session.feed, f"{args.rounds} rounds", args.pace) if session.feed is not None else None
     progress = Progress(args.rounds, "rounds", force=sys.stderr.isatty())
     ends: Counter[str] = Counter()
     with rig:
@@ -91,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
             rig.run_for(0.2)  # let the last acknowledgements travel
             progress.close()
             verdict = rig.verdict()
+            if tap is not None:
+                tap.finish(verdict, verdict.summary().splitlines()[0])
             sent = [s.reply for s in rig.sent]
             accepted = [r for r in sent if r.accepted]
             staked = sum(r.stake for r in accepted)
@@ -98,8 +133,28 @@ def run(args: argparse.Namespace) -> int:
             returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
         except (AdapterError, BenchTimeout) as exc:
             progress.close()
+            if tap is not None:
+                tap.finish(summary=f"stopped: {exc}")
             print(f"xocdia-hil run: stopped: {exc}", file=sys.stderr)
             return 1
+    if args.json:
+        summary = {
+            "bench": bench.name,
+            "rounds": args.rounds,
+            "ends": dict(sorted(ends.items())),
+            "bets": {"sent": len(sent), "accepted": len(accepted), "refused": dict(refused)},
+            "staked": staked,
+            "returned": returned,
+            "oracle": {
+                "outcome": str(verdict.outcome),
+                "passed": verdict.passed,
+                "rounds_checked": verdict.rounds_checked,
+                "bets_checked": verdict.bets_checked,
+                "differences": [str(d) for d in verdict.differences],
+            },
+        }
+        print(json.dumps(summary, indent=2))
+        return 0 if verdict.passed else 1
     print(f"rounds: {args.rounds} ({', '.join(f'{k}: {v}' for k, v in sorted(ends.items()))})")
     print(f"bets: {len(sent)} sent, {len(accepted)} accepted" + (f", refused {dict(refused)}" if refused else ""))
     print(f"staked {format_money(staked)}, returned {format_money(returned)}")

@@ -1,0 +1,195 @@
+"""The bench event feed: one ordered stream of what happens on a bench, for the live page and for replay.
+
+A :class:`Feed` collects :class:`FeedEvent` s in the order they are published and numbers them (``seq`` 0, 1, ...).
+Each event has a feed time ``t`` (seconds on the feed's own timeline: bench seconds, continued across the rigs one
+command builds), a ``kind`` (:class:`FeedKind`) and a JSON-ready ``data`` mapping. Written as JSON Lines, one event
+a line, keys in a fixed order, that file is the replay format::
+
+    {"seq":12,"t":3.2,"kind":"table","data":{"event":"bowl_lifted","round":1,"touched":true,"token":2}}
+
+The feed only observes: publishing never touches the bench, its clock or its random streams, so a run with a feed
+ends exactly as the same run without one. It does no I/O of its own beyond the sinks it is given.
+
+Kinds and their data (every field optional unless named):
+
+- ``bench``: a rig was built (``bench``, ``seed``, ``lines``: line name -> device roles, ``players``, ``label``).
+- ``round``: the table's view of a round (``round``: the server's id or the table's number, ``state``: opened,
+  closed, ended; ``status``, ``clause``, ``faces`` at the end; ``deadline``: betting's end in feed seconds).
+- ``table``: a ground-truth event of the model (``event``: the simulator's kind, then its fields).
+- ``lamp``: the lamp's state as the server set it (``state``, ``round``).
+- ``frame``: a device frame (``line``, ``device``, ``dir``: tx device -> server, rx server -> device, ``msg``
+  the decoded message, ``raw`` the line's last bytes in that direction, ``error`` for a bad or refused frame).
+- ``bet``: a bet and its reply (``player``, ``bet``, ``stake``, ``accepted``, ``code``, ``round``, ``bet_id``).
+- ``balance``: a player's balance after a round ended (``player``, ``balance``).
+- ``server``: a round event the server published (``round``, ``event``, ``clause``, ``faces``, ``reason``).
+- ``fault``: a fault applied, healed or skipped, or an incident (``op``, ``detail``).
+- ``note``: something the harness did (``who``, ``what``, ``detail``).
+- ``verdict``: the oracle on one round (``round``, ``ok``, ``expected``, ``differences``) or, with ``final``
+  true, on the whole run (``summary``, ``ok``, ``differences``).
+- ``end``: the command finished (``summary``).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import IO, Any
+
+FEED_FORMAT = 1
+
+
+class FeedKind(StrEnum):
+    BENCH = "bench"
+    ROUND = "round"
+    TABLE = "table"
+    LAMP = "lamp"
+    FRAME = "frame"
+    BET = "bet"
+    BALANCE = "balance"
+    SERVER = "server"
+    FAULT = "fault"
+    NOTE = "note"
+    VERDICT = "verdict"
+    END = "end"
+
+
+KINDS = frozenset(k.value for k in FeedKind)
+
+
+@dataclass(frozen=True, slots=True)
+class FeedEvent:
+    """One event of the feed: its number, feed time (s), kind and JSON-ready data."""
+
+    seq: int
+    t: float
+    kind: FeedKind
+    data: Mapping[str, Any]
+
+    def to_json(self) -> str:
+        """One JSON line (no newline): ``seq``, ``t`` (µs precision), ``kind``, ``data``, in that order."""
+        obj = {"seq": self.seq, "t": round(self.t, 6), "kind": self.kind.value, "data": self.data}
+        return json.dumps(obj, separators=(",", ":"), default=str)
+
+    @classmethod
+    def from_json(cls, line: str) -> FeedEvent:
+        """Parse one line of a feed file.
+
+        Raises:
+            ValueError: not a feed event (bad JSON, a missing or mistyped field, an unknown kind).
+        """
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not JSON ({exc.msg})") from None
+        if not isinstance(obj, dict):
+            raise ValueError("not a JSON object")
+        seq, t, kind, data = obj.get("seq"), obj.get("t"), obj.get("kind"), obj.get("data", {})
+        if not isinstance(seq, int) or isinstance(seq, bool):
+            raise ValueError(f"seq must be a whole number, got {seq!r}")
+        if not isinstance(t, int | float) or isinstance(t, bool):
+            raise ValueError(f"t must be a number, got {t!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(sorted(KINDS))}; got {kind!r}")
+        if not isinstance(data, dict):
+            raise ValueError("data must be an object")
+        return cls(seq, float(t), FeedKind(kind), data)
+
+
+Sink = Callable[[FeedEvent], None]
+
+
+class Feed:
+    """An ordered, append-only stream of :class:`FeedEvent` s, safe to read from other threads while published.
+
+    Publishing appends to :attr:`events` (when ``keep`` is true, the default) and calls each sink in order; readers
+    on other threads take :meth:`since` (a copy of the events from a number on). ``offset`` is added to every time
+    published (see :meth:`continue_from`).
+    """
+
+    def __init__(self, *, keep: bool = True) -> None:
+        self.events: list[FeedEvent] = []
+        self.sinks: list[Sink] = []
+        self.keep = keep
+        self.offset = 0.0
+        self.last_t = 0.0
+        self.closed = False
+        self._lock = threading.Lock()
+        self._seq = 0
+
+    def publish(self, kind: FeedKind, t: float, **data: Any) -> FeedEvent:
+        """Append one event at feed time ``offset + t`` (never earlier than the last one) and hand it to the sinks.
+        Returns the event. Data values must be JSON-ready (others are written with ``str``)."""
+        with self._lock:
+            at = max(self.offset + t, self.last_t)
+            event = FeedEvent(self._seq, at, kind, data)
+            self._seq += 1
+            self.last_t = at
+            if self.keep:
+                self.events.append(event)
+        for sink in self.sinks:
+            sink(event)
+        return event
+
+    def add(self, event: FeedEvent) -> None:
+        """Append an event read from elsewhere (a file another process writes), renumbered in this feed's order."""
+        with self._lock:
+            event = FeedEvent(self._seq, max(event.t, self.last_t), event.kind, event.data)
+            self._seq += 1
+            self.last_t = event.t
+            if self.keep:
+                self.events.append(event)
+        for sink in self.sinks:
+            sink(event)
+
+    def continue_from(self, gap_s: float = 1.0) -> None:
+        """Start a new bench timeline (a new rig whose clock restarts at 0) ``gap_s`` after the last event."""
+        with self._lock:
+            self.offset = self.last_t + gap_s if self._seq else 0.0
+
+    def since(self, first: int) -> list[FeedEvent]:
+        """The kept events from number ``first`` on (a copy; empty when none yet)."""
+        with self._lock:
+            return self.events[first:]
+
+    def close(self) -> None:
+        """Mark the feed finished (readers stop waiting for more). Sinks are the caller's to close."""
+        self.closed = True
+
+
+class JsonlSink:
+    """Writes each event as one JSON line to ``out``; :meth:`flush` every ``flush_every`` events. The stream stays
+    the caller's: :meth:`close` flushes, never closes it."""
+
+    def __init__(self, out: IO[str], flush_every: int = 256) -> None:
+        self.out = out
+        self.flush_every = flush_every
+        self._count = 0
+
+    def __call__(self, event: FeedEvent) -> None:
+        self.out.write(event.to_json() + "\n")
+        self._count += 1
+        if self._count % self.flush_every == 0:
+            self.out.flush()
+
+    def close(self) -> None:
+        self.out.flush()
+
+
+def read_feed(lines: Iterable[str], source: str = "feed") -> list[FeedEvent]:
+    """Parse a feed file's lines (blank lines skipped).
+
+    Raises:
+        ValueError: a line that is not a feed event, naming ``source``, the line number and what is wrong.
+    """
+    out: list[FeedEvent] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            out.append(FeedEvent.from_json(line))
+        except ValueError as exc:
+            raise ValueError(f"{source} line {number}: {exc}") from None
+    return out
