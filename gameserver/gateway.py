@@ -57,10 +57,8 @@ def to_report(device: str, frame: Frame, happened_at: float | None = None) -> Ta
     if it has one and ``happened_at`` (the engine-clock time the caller's :class:`DeviceClock` estimated from
     the frame's device time, or None); None for frames that are recorded only (HELLO, CONSOLE
     TOKENS/REASSEMBLED/REARRANGED)."""
-    report = _report(device, frame)
-    if report is None:
-        return None
-    return replace(report, round_tag=frame.round_tag, happened_at=happened_at)
+    make = _REPORTS.get((frame.src, frame.type))
+    return None if make is None else make(device, frame, frame.round_tag, happened_at)
 
 
 def timed_report(device: str, frame: Frame, clock: DeviceClock, arrival: float) -> TableReport | None:
@@ -72,28 +70,34 @@ def timed_report(device: str, frame: Frame, clock: DeviceClock, arrival: float) 
     return to_report(device, frame, clock.observe(frame.device_time_ms, arrival))
 
 
-def _report(device: str, frame: Frame) -> TableReport | None:
-    key = (frame.src, frame.type)
-    if key == ("BOWL", "ON"):
-        return TableReport(ReportKind.BOWL_ON, device)
-    if key == ("BOWL", "OFF"):
-        touch = frame.get("touch") == "1"
-        return TableReport(ReportKind.BOWL_OFF, device, touch=touch, detail=f"token {frame.get('token')}")
-    if key == ("SHAKER", "START"):
-        return TableReport(ReportKind.SHAKE_START, device)
-    if key == ("SHAKER", "END"):
-        return TableReport(ReportKind.SHAKE_END, device)
-    if key == ("SHAKER", "DROP"):
-        return TableReport(ReportKind.DROP, device, detail=f"{frame.get('item')} {frame.get('token')}")
-    if key == ("READER", "RESULT"):
-        return TableReport(ReportKind.RESULT, device, faces=frame.get("faces"), overlap=frame.get("overlap") == "1")
-    if key == ("READER", "REARRANGED"):
-        return TableReport(ReportKind.REARRANGED, device, faces=frame.get("faces"))
-    if key == ("CONSOLE", "PROBLEM"):
-        return TableReport(ReportKind.PROBLEM, device, detail=f"console {frame.get('reason')}")
-    if key == ("CONSOLE", "RESOLVED"):
-        return TableReport(ReportKind.RESOLVED, device)
-    return None
+_Maker = Callable[[str, Frame, "str | None", "float | None"], TableReport]
+#: (src, type) -> the report it stands for (device, frame, round tag, happened_at).
+_REPORTS: dict[tuple[str, str], _Maker] = {
+    ("BOWL", "ON"): lambda d, f, r, h: TableReport(ReportKind.BOWL_ON, d, round_tag=r, happened_at=h),
+    ("BOWL", "OFF"): lambda d, f, r, h: TableReport(
+        ReportKind.BOWL_OFF,
+        d,
+        touch=f.get("touch") == "1",
+        detail=f"token {f.get('token')}",
+        round_tag=r,
+        happened_at=h,
+    ),
+    ("SHAKER", "START"): lambda d, f, r, h: TableReport(ReportKind.SHAKE_START, d, round_tag=r, happened_at=h),
+    ("SHAKER", "END"): lambda d, f, r, h: TableReport(ReportKind.SHAKE_END, d, round_tag=r, happened_at=h),
+    ("SHAKER", "DROP"): lambda d, f, r, h: TableReport(
+        ReportKind.DROP, d, detail=f"{f.get('item')} {f.get('token')}", round_tag=r, happened_at=h
+    ),
+    ("READER", "RESULT"): lambda d, f, r, h: TableReport(
+        ReportKind.RESULT, d, faces=f.get("faces"), overlap=f.get("overlap") == "1", round_tag=r, happened_at=h
+    ),
+    ("READER", "REARRANGED"): lambda d, f, r, h: TableReport(
+        ReportKind.REARRANGED, d, faces=f.get("faces"), round_tag=r, happened_at=h
+    ),
+    ("CONSOLE", "PROBLEM"): lambda d, f, r, h: TableReport(
+        ReportKind.PROBLEM, d, detail=f"console {f.get('reason')}", round_tag=r, happened_at=h
+    ),
+    ("CONSOLE", "RESOLVED"): lambda d, f, r, h: TableReport(ReportKind.RESOLVED, d, round_tag=r, happened_at=h),
+}
 
 
 def lamp_command(event: Event) -> _LampCmd | None:

@@ -11,10 +11,10 @@ replaces ran one at every step anyway).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Generator
 from typing import Any
 
-import numpy as np
 import simpy
 from simpy.events import NORMAL
 
@@ -22,27 +22,35 @@ _BLOCK = 4096  # grid points generated at a time
 
 
 class _Grid:
-    """The grid's points, generated in order by repeated float addition (``numpy.add.accumulate`` is a sequential
-    left fold: the same sums as the loop). Points below the lowest index still wanted are dropped."""
+    """The grid's points, generated in order by repeated float addition (the same sums as the loop). Points below
+    the lowest index still wanted are dropped."""
 
     def __init__(self, origin: float, step: float) -> None:
         self.step = step
         self.base = 0  # index of self.points[0]
-        self.points = np.add.accumulate(np.r_[origin, np.full(_BLOCK - 1, step)])
+        self.points: list[float] = [origin]
+        self._extend()
+
+    def _extend(self) -> None:
+        points, step = self.points, self.step
+        t = points[-1]
+        for _ in range(_BLOCK):
+            t += step
+            points.append(t)
 
     def first_at_or_after(self, t: float, lowest: int) -> int:
         """The smallest index ``i >= lowest`` whose point is ``>= t`` (``t`` finite)."""
         cut = min(lowest - self.base, len(self.points) - 1)
         if cut > _BLOCK:
-            self.points = self.points[cut:]
+            del self.points[:cut]
             self.base += cut
-        while float(self.points[-1]) < t or lowest - self.base >= len(self.points):
-            more = np.add.accumulate(np.r_[float(self.points[-1]), np.full(_BLOCK, self.step)])[1:]
-            self.points = np.concatenate((self.points, more))
-        return self.base + max(int(np.searchsorted(self.points, t, side="left")), lowest - self.base)
+        while self.points[-1] < t or lowest - self.base >= len(self.points):
+            self._extend()
+        low = lowest - self.base
+        return self.base + bisect_left(self.points, t, low if low > 0 else 0)
 
     def point(self, index: int) -> float:
-        return float(self.points[index - self.base])
+        return self.points[index - self.base]
 
 
 #: A priority between SimPy's URGENT (stop events, process starts) and NORMAL (timeouts): a timer with it fires at a
@@ -116,6 +124,9 @@ class GridTimer:
         if not self._running or grid is None or t == math.inf:
             return
         now = float(self.env.now)
+        armed = self._armed
+        if armed != -1 and grid.points[armed - grid.base] <= (t if t > now else now):
+            return  # a point at or before the one asked for is armed already: it fires first
         index = grid.first_at_or_after(max(t, now), self._fired + 1)
         if after and grid.point(index) == t:
             index = grid.first_at_or_after(t, index + 1)

@@ -264,16 +264,21 @@ class Rig:
     def open_round(self, table_sees: bool = True) -> str:
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
         table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError."""
-        known = {e.round_id for e in self.adapter.round_events() if e.kind == RoundEventKind.OPENED}
+        before = self.adapter.round_events()
+        known = {e.round_id for e in before if e.kind == RoundEventKind.OPENED}
+        seen = len(before)  # the event log only grows: later checks read what came after
         self.supervise("open")
         found: list[str] = []
 
         def opened() -> bool:
-            found[:] = [
+            nonlocal seen
+            events = self.adapter.round_events()
+            found.extend(
                 e.round_id
-                for e in self.adapter.round_events()
+                for e in events[seen:]
                 if e.kind == RoundEventKind.OPENED and e.round_id not in known
-            ]
+            )
+            seen = len(events)
             return bool(found)
 
         self.run_until(opened, "the server to open a round")

@@ -61,6 +61,18 @@ class _Port:
         self.silence_s = silence_s
         self.line = self._line(now)
         self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
+        self.dirty = True  # bytes may have arrived since the line was last serviced
+
+    def idle(self, now: float) -> bool:
+        """True when servicing the line at ``now`` would change nothing: no input since the last service, and
+        neither the line's timers nor bytes the transport holds back are due (by :data:`EARLY_S`)."""
+        if self.dirty:
+            return False
+        soon = now + EARLY_S
+        if self.line.next_deadline() <= soon:
+            return False
+        held = self.transport.next_release()
+        return held is None or held > soon
 
     def _line(self, now: float) -> ServerLine:
         spec = self.spec
@@ -75,6 +87,7 @@ class _Port:
         """A restarted server: a fresh line end, and no device clock offset learnt yet."""
         self.line = self._line(now)
         self.clocks = {}
+        self.dirty = True
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -122,7 +135,7 @@ class InProcessAdapter(GameServerAdapter):
             self._ports.append(_Port(name, transport, setup.lines.get(name), env.now, setup.heartbeat_s))
         self._heartbeat_s = setup.heartbeat_s
         for port in self._ports:
-            port.transport.notify(self._on_input)
+            port.transport.notify(lambda port=port: self._on_input(port))  # type: ignore[misc]
         self._flush()
         self._start_service(env)
 
@@ -202,10 +215,12 @@ class InProcessAdapter(GameServerAdapter):
         self._timer.start()
 
     def _service_all(self, now: float) -> None:
-        """One service step: read and decode every line, run the links' and the engine's timers, record the
-        engine's events, write what the links want written; then arm the next step."""
+        """One service step: read and decode every line that is not idle (:meth:`_Port.idle`: servicing it would
+        change nothing), run the links' and the engine's timers, record the engine's events, write what the links
+        want written; then arm the next step."""
         for port in self._ports:
-            self._service(port, now)
+            if not port.idle(now):
+                self._service(port, now)
         self.engine.tick()
         self._flush(arm=False)
         for port in self._ports:
@@ -213,8 +228,9 @@ class InProcessAdapter(GameServerAdapter):
         self._lines_written(now)
         self._arm()
 
-    def _on_input(self) -> None:
-        """Bytes arrived on a line (called by its transport): service at the next grid point."""
+    def _on_input(self, port: _Port) -> None:
+        """Bytes arrived on ``port``'s line (called by its transport): service it at the next grid point."""
+        port.dirty = True
         if self._up and self._timer is not None and self._env is not None:
             self._timer.arm_at(float(self._env.now))
 
@@ -241,6 +257,7 @@ class InProcessAdapter(GameServerAdapter):
         """Called after each service step has written to the lines (a hook for wrapped lines)."""
 
     def _service(self, port: _Port, now: float) -> None:
+        port.dirty = False
         try:
             data = port.transport.read(0.0)
         except TransportClosed:

@@ -114,8 +114,7 @@ class EmulatedTable:
         self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
         self.watchers: list[Callable[[Event], None]] = []  # called with each ground-truth event, after the devices
         self._wake: simpy.Event = self.env.event()
-        for transport in transports.values():
-            transport.notify(self.wake)
+        self.hub.watch_input(self.wake)
         self.env.process(self._service())
 
     def _on_event(self, event: Event) -> None:

@@ -19,6 +19,7 @@ from harness.wire.protocol.messages import DEVICES, Message, Source
 from harness.wire.transports.base import Transport, TransportClosed
 
 FIRMWARE = "xocdia-hil-0.1"
+EARLY_S = 1e-6  # a deadline this close counts as due: float sums may land a hair before the deadline's own sum
 CommandHandler = Callable[[Source, Message, float], None]
 EventHandler = Callable[[Source, LinkEvent, float], None]
 
@@ -34,6 +35,8 @@ class DevicePort:
     end: DeviceEnd
     connected: bool = False
     sent: int = field(default=0)
+    dirty: bool = True  # input may have arrived, or a write changed the line's timers, since the last service
+    due: float | None = None  # the port's next deadline as of its last service (None: only input)
 
 
 class DeviceHub:
@@ -80,6 +83,7 @@ class DeviceHub:
         settings = EndSettings(unit=unit, firmware=FIRMWARE, require_ack=require_ack, heartbeat_s=heartbeat_s)
         self.ports: dict[str, DevicePort] = {}
         self.roles: dict[Source, DevicePort] = {}
+        self._watched = False  # True once watch_input() wired the transports' notify to the ports
         for line in lines:
             port = DevicePort(line.name, line.roles, by_name[line.name], line.dialect.device_end(line, settings))
             self.ports[line.name] = port
@@ -104,20 +108,49 @@ class DeviceHub:
         port.sent += 1
         self._flush(port, now)
 
-    def service(self, now: float) -> float | None:
-        """Read, run timers and write on every port; returns the next time service is needed (None: only on
-        input)."""
-        deadlines: list[float] = []
+    def watch_input(self, wake: Callable[[], None]) -> None:
+        """Have each transport without descriptors (in-memory lines) mark its port when bytes arrive and then call
+        ``wake``. From then on :meth:`service` skips such a port while it is idle: no input since its last service,
+        no write since, its connection unchanged, and neither its line end's nor its transport's deadline due (by
+        :data:`EARLY_S`), so servicing it would change nothing. Ports with descriptors are serviced every time."""
         for port in self.ports.values():
-            tick = port.transport.tick(now)  # first: it may accept a client or release delayed bytes
-            self._check_connection(port, now)
-            if port.connected:
-                self._read(port, now)
-                self._dispatch(port.end.poll(now), now)
-                self._flush(port, now)
-            nxt = port.end.next_deadline() if port.connected else None
-            deadlines += [t for t in (nxt, tick) if t is not None]
-        return min(deadlines) if deadlines else None
+            if not port.transport.fds():
+                port.transport.notify(lambda port=port: self._input(port, wake))  # type: ignore[misc]
+        self._watched = True
+
+    @staticmethod
+    def _input(port: DevicePort, wake: Callable[[], None]) -> None:
+        port.dirty = True
+        wake()
+
+    def service(self, now: float) -> float | None:
+        """Read, run timers and write on every port (but idle ones, see :meth:`watch_input`); returns the next time
+        service is needed (None: only on input)."""
+        due: float | None = None
+        soon = now + EARLY_S
+        for port in self.ports.values():
+            if (
+                self._watched
+                and not port.dirty
+                and (port.due is None or port.due > soon)
+                and port.connected == port.transport.connected
+                and not port.transport.fds()
+            ):
+                nxt = port.due  # idle: nothing to do, its deadline stands
+            else:
+                port.dirty = False
+                tick = port.transport.tick(now)  # first: it may accept a client or release delayed bytes
+                self._check_connection(port, now)
+                if port.connected:
+                    self._read(port, now)
+                    self._dispatch(port.end.poll(now), now)
+                    self._flush(port, now)  # leaves the port dirty: a write may have moved its transport's release
+                end_due = port.end.next_deadline() if port.connected else None
+                nxt = end_due if tick is None or (end_due is not None and end_due < tick) else tick
+                port.due = nxt
+            if nxt is not None and (due is None or nxt < due):
+                due = nxt
+        return due
 
     def fds(self) -> list[int]:
         """Descriptors to wait on for input (all ports)."""
@@ -158,6 +191,7 @@ class DeviceHub:
             self._dispatch(port.end.receive(data, now), now)
 
     def _flush(self, port: DevicePort, now: float) -> None:
+        port.dirty = True  # a write may move the line's timers or the transport's release times
         out = port.end.take_output()
         if not out or not port.connected:
             return
