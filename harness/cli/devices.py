@@ -26,7 +26,9 @@ from harness.wire.dialects import DEFAULT_DIALECT, LineSpec, load_dialect, plan_
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport, TransportClosed
+from harness.wire.transports.line import DEFAULT_LINE, LineSettings, LineSettingsError
 from harness.wire.transports.netserver import SerialServer
+from harness.wire.transports.paced import pace_lines
 from harness.wire.transports.pty import PtyPort
 
 TRANSPORT_HELP = "pty (default), rfc2217:PORT or socket:PORT (five TCP ports from PORT)"
@@ -45,6 +47,18 @@ def parse_transport(text: str) -> tuple[str, int]:
     if kind in ("rfc2217", "socket") and port.isdigit() and 1 <= int(port) <= 65531:
         return kind, int(port)
     raise argparse.ArgumentTypeError(f"expected {TRANSPORT_HELP}; got {text!r}")
+
+
+def parse_line(text: str) -> LineSettings:
+    """``9600`` or ``9600:8N1`` (data bits, parity N/E/O/M/S, stop bits 1, 1.5 or 2). Raises ArgumentTypeError
+    naming the value and the allowed forms."""
+    baud, _, frame = text.partition(":")
+    frame = frame or "8N1"
+    try:
+        stop = float(frame[2:]) if len(frame) >= 3 else None
+        return LineSettings(int(baud), int(frame[0]), frame[1], stop if stop is not None else 1)
+    except (ValueError, IndexError, LineSettingsError) as exc:
+        raise argparse.ArgumentTypeError(f"expected BAUD or BAUD:8N1 (e.g. 9600:7E2); got {text!r} ({exc})") from None
 
 
 def positive_float(text: str) -> float:
@@ -80,6 +94,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "1.2 (default) also the event time at= (docs/protocol.md §6)",
     )
     add_dialect_option(p)
+    p.add_argument(
+        "--line",
+        type=parse_line,
+        default=DEFAULT_LINE,
+        metavar="BAUD[:8N1]",
+        help="line speed the devices send at, e.g. 9600 or 9600:7E2 (default 115200:8N1; docs/devices.md)",
+    )
     p.add_argument("--no-ack", action="store_true", help="do not wait for ACKs (nothing answers a terminal)")
     p.add_argument("--duration", type=positive_float, default=None, help="stop after this many seconds")
     p.add_argument("--trace", type=Path, default=None, help="save the serial trace to PATH.jsonl, PATH.txt")
@@ -114,14 +135,16 @@ def run(args: argparse.Namespace) -> int:
     lines = plan_lines(load_dialect(args.dialect or DEFAULT_DIALECT, field="--dialect"))
     link_dir = Path(tempfile.mkdtemp(prefix="xocdia-devices-"))
     transports = _open_transports(kind, base_port, link_dir, lines)
-    recorder = TraceRecorder() if args.trace is not None else None
+    env = SelectEnvironment()
+    paced: dict[str, Transport] = dict(transports)
+    pace_lines(paced, {line.name: line.name for line in lines}, args.line, lambda: float(env.now))
+    recorder = TraceRecorder(clock=lambda: float(env.now)) if args.trace is not None else None
     wired: dict[str, Transport] = {
-        line.name: TracingTransport(transports[line.name], recorder, line.trace_name)
+        line.name: TracingTransport(paced[line.name], recorder, line.trace_name)
         if recorder is not None
-        else transports[line.name]
+        else paced[line.name]
         for line in lines
     }
-    env = SelectEnvironment()
     table = EmulatedTable(
         profile,
         args.seed,
