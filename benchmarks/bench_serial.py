@@ -13,6 +13,10 @@
    - full stack: each frame encoded by the codec, written through PtyPort, and decoded with
      :class:`harness.wire.protocol.codec.FrameDecoder` (CRC checked) by the reader; ratio full/bare, target >= 0.30.
    Best of K repeats, the paths alternating.
+3. Each shipped device dialect (``xocdia-hil dialects``), same pty: ``bare`` writes the dialect's pre-encoded frames
+   with ``os.write`` and the reader counts their bytes; ``full`` encodes each frame with the dialect's codec, writes
+   it through PtyPort, and the reader decodes with the dialect's stream decoder; ratio full/bare per dialect (for
+   information, the same target as 2.). The frames are seeded random frames of every message the dialect carries.
 
 ``--json`` prints the figures, the targets and the verdicts as one JSON object instead of the table.
 """
@@ -24,6 +28,7 @@ import dataclasses
 import json
 import multiprocessing
 import os
+import random
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,6 +38,9 @@ from pathlib import Path
 import serial
 
 from gameserver.protocol import Decoder as ServerDecoder
+from harness.wire.dialects.base import FrameCodec
+from harness.wire.dialects.conformance import random_frames
+from harness.wire.dialects.registry import SHIPPED, load_dialect
 from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
 from harness.wire.protocol.messages import (
     TAGGABLE,
@@ -112,12 +120,14 @@ def bench_codec(n: int, repeat: int) -> dict[str, float]:
     }
 
 
-def read_side(path: str, n: int, decode: bool, conn: Connection) -> None:
-    """Read until n frames arrived; send the perf_counter time of the last frame (CLOCK_MONOTONIC: the same
-    clock in both processes), or nan if they did not all arrive."""
+def read_side(path: str, n: int, decode: bool, conn: Connection, dialect: str = "", total: int = 0) -> None:
+    """Read until n frames arrived (``dialect``: decoded with its stream decoder; bare with ``total``: until that
+    many bytes arrived); send the perf_counter time of the last frame (CLOCK_MONOTONIC: the same clock in both
+    processes), or nan if they did not all arrive."""
+    stream = load_dialect(dialect).codec().decoder() if dialect else FrameDecoder()
     with serial.Serial(path, timeout=0.5) as port:
         conn.send("ready")
-        decoder, seen, idle = FrameDecoder(), 0, 0
+        seen, got, idle = 0, 0, 0
         while seen < n and idle < 10:
             data = port.read(port.in_waiting or 1)
             if not data:
@@ -125,15 +135,20 @@ def read_side(path: str, n: int, decode: bool, conn: Connection) -> None:
                 continue
             idle = 0
             if decode:
-                seen += sum(1 for f in decoder.feed(data) if not isinstance(f, BadFrame))
+                seen += sum(1 for f in stream.feed(data) if not isinstance(f, BadFrame))
+            elif total:
+                got += len(data)
+                seen = n if got >= total else 0
             else:
                 seen += data.count(b"\n")
         conn.send(time.perf_counter() if seen >= n else float("nan"))
 
 
-def timed(path: str, n: int, decode: bool, write_all: Callable[[], None]) -> float:
+def timed(path: str, n: int, decode: bool, write_all: Callable[[], None], dialect: str = "", total: int = 0) -> float:
     ours, theirs = multiprocessing.Pipe()
-    reader = multiprocessing.get_context("fork").Process(target=read_side, args=(path, n, decode, theirs))
+    reader = multiprocessing.get_context("fork").Process(
+        target=read_side, args=(path, n, decode, theirs, dialect, total)
+    )
     reader.start()
     try:
         if not ours.poll(10) or ours.recv() != "ready":
@@ -178,6 +193,39 @@ def bench_pty(n: int, repeat: int) -> tuple[dict[str, float], int]:
         return best, pty.dropped
 
 
+def bench_dialects(n: int, repeat: int) -> dict[str, dict[str, float]]:
+    """Per shipped dialect: bare (pre-encoded bytes, os.write) and full stack (codec + PtyPort + stream decoder)."""
+    out: dict[str, dict[str, float]] = {}
+    for name in SHIPPED:
+        dialect = load_dialect(name)
+        codec = dialect.codec()
+        items = random_frames(dialect, random.Random(f"bench-serial/{name}"), n)
+        pre = [codec.encode(f) for f in items]
+        total = sum(len(b) for b in pre)
+        with tempfile.TemporaryDirectory() as tmp, PtyPort("bench", Path(tmp), write_timeout_s=5.0) as pty:
+            master = pty.fds()[0]
+
+            def bare(master: int = master, pre: list[bytes] = pre) -> None:
+                os.set_blocking(master, True)
+                try:
+                    for chunk in pre:
+                        os.write(master, chunk)
+                finally:
+                    os.set_blocking(master, False)
+
+            def full(pty: PtyPort = pty, items: list[Frame] = items, codec: FrameCodec = codec) -> None:
+                for f in items:
+                    pty.write(codec.encode(f))
+
+            best = {"bare": 0.0, "full": 0.0}
+            for _ in range(repeat):
+                best["bare"] = max(best["bare"], timed(pty.address, n, False, bare, name, total))
+                best["full"] = max(best["full"], timed(pty.address, n, True, full, name))
+            best["ratio"] = best["full"] / best["bare"] if best["bare"] else float("nan")
+            out[name] = best
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--frames", type=int, default=20000)
@@ -186,6 +234,7 @@ def main() -> None:
     args = parser.parse_args()
     codec = bench_codec(args.frames, args.repeat)
     best, dropped = bench_pty(args.frames, args.repeat)
+    dialects = bench_dialects(args.frames, args.repeat)
     bare, ours, full = best["bare"], best["transport"], best["full"]
     verdicts = {
         "decode": codec["decode"] >= DECODE_TARGET,
@@ -201,6 +250,7 @@ def main() -> None:
             "transport_ratio": ours / bare,
             "full_ratio": full / bare,
             "bytes_dropped": dropped,
+            "dialects": dialects,
             "targets": {"decode": DECODE_TARGET, "transport_ratio": TRANSPORT_TARGET, "full_ratio": FULL_TARGET},
             "pass": verdicts,
         }
@@ -227,6 +277,9 @@ def main() -> None:
         ("ratio full stack/bare", f"{full / bare:12.2f}         ", verdict("full_ratio", f"{FULL_TARGET:.2f}")),
         ("bytes dropped by PtyPort", f"{dropped:12d}         ", ""),
     ]
+    for name, d in dialects.items():
+        rows.append((f"dialect {name}", f"{d['full']:12,.0f} frames/s", f"full stack; bare {d['bare']:,.0f}"))
+        rows.append(("  ratio full/bare", f"{d['ratio']:12.2f}         ", ""))
     for label, value, note in rows:
         print(f"{label:25s} {value}   {note}".rstrip())
 
