@@ -48,11 +48,13 @@ def package_versions() -> dict[str, str]:
     return out
 
 
-def manifest_data(result: RunResult, schedule: Schedule, bench_ref: str) -> dict[str, Any]:
-    """The manifest of one run. ``bench_ref``: the bench as given on the command line (name or path)."""
+def manifest_data(result: RunResult, schedule: Schedule, bench_ref: str, dialect: str | None = None) -> dict[str, Any]:
+    """The manifest of one run. ``bench_ref``: the bench as given on the command line (name or path); ``dialect``:
+    the ``--dialect`` it ran with (None: the bench file's)."""
     return {
         "seed": result.seed,
         "bench": bench_ref,
+        "dialect": dialect,
         "schedule": {"source": schedule.source, "sha256": schedule.digest(), "yaml": schedule.to_yaml()},
         "git_revision": git_revision(),
         "packages": package_versions(),
@@ -88,6 +90,7 @@ class Replay:
     bench: str
     schedule: Schedule
     history_hash: str
+    dialect: str | None = None  # the --dialect of the recorded run (None: the bench file's)
 
 
 def read_manifest(path: str | Path) -> Replay:
@@ -109,4 +112,5 @@ def read_manifest(path: str | Path) -> Replay:
         raise InputError(f"manifest {path}: not a run manifest (missing or bad field: {exc})") from None
     if schedule.digest() != digest:
         raise InputError(f"manifest {path}: schedule.sha256 does not match its yaml (edited?)")
-    return Replay(seed, bench, schedule, str(data.get("history_hash", "")))
+    dialect = data.get("dialect")
+    return Replay(seed, bench, schedule, str(data.get("history_hash", "")), str(dialect) if dialect else None)
