@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import logging
 import socket
 import sys
@@ -86,6 +87,7 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def serve(args: argparse.Namespace) -> int:
     """Start everything, serve until SIGINT/SIGTERM, then shut down. Raises StartError before serving."""
+    _require_server_extra()
     try:
         config = load_config(args.config) if args.config else ServerConfig()
     except ConfigError as exc:
@@ -157,6 +159,14 @@ def serve(args: argparse.Namespace) -> int:
         server.run(sockets=[sock])
         return 1 if service.failure else 0
     return 0
+
+
+def _require_server_extra() -> None:
+    """Raises StartError naming ``pip install 'xocdia-hil[server]'`` when its HTTP parser or event loop is missing."""
+    wanted = {"httptools": "httptools"} | ({"uvloop": "uvloop"} if sys.platform != "win32" else {})
+    missing = [dist for module, dist in wanted.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise StartError(f"needs {', '.join(missing)}, not installed: pip install 'xocdia-hil[server]'")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

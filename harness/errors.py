@@ -18,6 +18,7 @@ The tree (a domain error stays in its own module, deriving from the root)::
     │   ├── ReadingError, AllowListError          harness.rules.reading, harness.rules.audit
     │   ├── Refused                               here: a request refused on purpose (a safety rule)
     │   │   └── InjectionRefused                  harness.faults.prepare
+    │   ├── MissingExtra                          here: an optional part of the package is not installed
     │   └── CliError                              harness.cli.common
     ├── AdapterError                              here
     ├── BenchTimeout (also AssertionError)        harness.bench.rig
@@ -26,9 +27,11 @@ The tree (a domain error stays in its own module, deriving from the root)::
 
 from __future__ import annotations
 
+import importlib.util
+
 from simulator.errors import InputError, XocdiaError
 
-__all__ = ["AdapterError", "InputError", "Refused", "XocdiaError"]
+__all__ = ["AdapterError", "InputError", "MissingExtra", "Refused", "XocdiaError", "require_extra"]
 
 
 class AdapterError(XocdiaError):
@@ -43,3 +46,21 @@ class AdapterError(XocdiaError):
 class Refused(InputError):
     """A request the harness refuses on purpose (a safety rule, e.g. faults on a bench not marked as a fault
     target); the CLI prints ``refused:`` before the message."""
+
+
+class MissingExtra(InputError):
+    """A command needs an optional part of the package (an extra) that is not installed; the message names the
+    ``pip install`` that adds it."""
+
+
+def require_extra(extra: str, modules: dict[str, str], command: str) -> None:
+    """Check that the distributions behind an extra are importable.
+
+    ``modules`` maps an importable module name to the distribution that provides it (``{"pytest_bdd": "pytest-bdd"}``).
+
+    Raises:
+        MissingExtra: ``COMMAND needs DIST, ...: pip install 'xocdia-hil[EXTRA]'`` naming the missing ones.
+    """
+    missing = [dist for module, dist in modules.items() if importlib.util.find_spec(module) is None]
+    if missing:
+        raise MissingExtra(f"{command} needs {', '.join(missing)}, not installed: pip install 'xocdia-hil[{extra}]'")

@@ -12,10 +12,16 @@ kind says the same things the same way: ``cannot read KIND PATH: REASON`` for a 
 - Bench files and fault schedules are read with :func:`read_text` and :func:`parse_yaml` by
   :func:`harness.bench.config.load_bench` and :func:`harness.faults.schedule.load_schedule`, which check their
   fields with :class:`Fields`: ``SOURCE: DOTTED.FIELD: WHAT IS ALLOWED; got VALUE``.
+
+What ships with the package is found here and only here: :data:`FIXTURES` (benches, profiles, fault schedules,
+rules, protocol vectors) and :data:`FEATURES` (the certification suite) are the data packages ``xocdia_hil_fixtures``
+and ``xocdia_hil_features`` (the repository's ``fixtures/`` and ``features/``, mapped by ``setup.py``), located with
+:mod:`importlib.resources`, so a wheel and an editable install read the same files.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,8 +32,35 @@ from harness.errors import InputError
 from simulator.profile import Profile, ProfileError, profile_from_mapping
 from simulator.script import Script, ScriptError
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+def shipped_folder(package: str) -> Path:
+    """The folder of an installed data package (``xocdia_hil_fixtures``, ``xocdia_hil_features``).
+
+    Raises:
+        ModuleNotFoundError: the package is not installed (an install from an old build: reinstall the package).
+        NotADirectoryError: it is installed but not as files on disk (e.g. inside a zip).
+    """
+    root = importlib.resources.files(package)
+    if not isinstance(root, Path) or not root.is_dir():
+        raise NotADirectoryError(f"{package}: installed, but not as a folder on disk ({root})")
+    return root
+
+
+FIXTURES = shipped_folder("xocdia_hil_fixtures")
+FEATURES = shipped_folder("xocdia_hil_features")
 PROFILE_DIR = FIXTURES / "profiles"
+
+
+def shipped_path(text: str | Path) -> Path:
+    """A file named the way the repository names it: ``text`` itself when it exists (relative to the working
+    folder), else the shipped file for a name under ``fixtures/`` or ``features/`` (so a step or a document that
+    says ``fixtures/rules/RULES.md`` reads the installed copy); else ``text`` unchanged (the caller reports it)."""
+    path = Path(text)
+    if path.exists() or path.is_absolute() or not path.parts:
+        return path
+    roots = {"fixtures": FIXTURES, "features": FEATURES}
+    root = roots.get(path.parts[0])
+    return root.joinpath(*path.parts[1:]) if root is not None else path
 
 
 def shipped_names(folder: Path) -> list[str]:

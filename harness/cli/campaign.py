@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.bench.config import load_bench
 from harness.cli.common import CliError, Progress, positive_int
+from harness.errors import require_extra
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
 from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
 from harness.faults.prepare import prepare_bench
@@ -42,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     check_writable_folder(args.out, f"--out {args.out}")  # the failing seeds' manifests are written at the end
     if args.scheduler and not str(args.scheduler).startswith("tcp://"):
         raise CliError(f"--scheduler: expected tcp://HOST:PORT, got {args.scheduler!r}")
+    if args.scheduler:
+        require_extra("dask", {"distributed": "dask[distributed]"}, "xocdia-hil campaign --scheduler")
     executor: Executor = DaskExecutor(args.scheduler) if args.scheduler else LocalExecutor(args.workers)
     progress = Progress(len(seeds), "campaign")
     failed = 0

@@ -20,8 +20,11 @@ from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import load_bench
 from harness.cert.report.clauses import matches, rule_clauses
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
+from harness.errors import require_extra
 
 SUITE = Path(harness.cert.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
+#: What the certify extra installs: importable module -> distribution.
+CERTIFY_EXTRA = {"pytest": "pytest", "pytest_bdd": "pytest-bdd", "allure": "allure-pytest", "xdist": "pytest-xdist"}
 
 
 def register(subparsers: Any) -> None:
@@ -36,6 +39,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    require_extra("certify", CERTIFY_EXTRA, "xocdia-hil certify")
     bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.options)  # fail once, here, not in every scenario
     matches(args.tags, ())  # a tag expression that does not parse is an InputError

@@ -23,7 +23,6 @@ from harness.files import FIXTURES, Fields, parse_yaml, read_text, shipped_names
 from simulator.bets import BetType
 
 DOCUMENTS_DIR = FIXTURES / "rules" / "documents"
-REPO = FIXTURES.parent
 READINGS_DIR = DOCUMENTS_DIR / "readings"
 #: What a clause of the rules makes happen; a translation must give each clause the English effect.
 EFFECTS: tuple[str, ...] = (
@@ -134,9 +133,10 @@ class Reading:
 
 
 def shown(path: Path) -> str:
-    """``path`` as messages and reports write it: relative to the repository when it lies inside it."""
+    """``path`` as messages and reports write it: ``fixtures/...`` for a shipped file (wherever the package is
+    installed), else the path as given."""
     try:
-        return str(path.resolve().relative_to(REPO))
+        return str(Path("fixtures") / path.resolve().relative_to(FIXTURES.resolve()))
     except ValueError:
         return str(path)
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import InputError
+from harness.files import FIXTURES
 
-RULES_PATH = Path(__file__).resolve().parents[3] / "fixtures" / "rules" / "RULES.md"
+RULES_PATH = FIXTURES / "rules" / "RULES.md"
 _ROW = re.compile(r"^\|\s*([A-Z]+-\d+[a-z]?)\s*\|")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 

@@ -22,6 +22,7 @@ from typing import Any
 from pytest_bdd.steps import step_function_context_registry
 
 from harness.cert.steps import given, then, when
+from harness.files import FEATURES
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "steps.md"
 MODULES: tuple[tuple[str, ModuleType], ...] = (("Given", given), ("When", when), ("Then", then))
@@ -31,7 +32,6 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
     ("Fault injection (`features/faults/`)", "harness.cert.steps.faults"),
     ("Rules documents (`features/documents.feature`)", "harness.cert.steps.documents"),
 )
-FEATURES = Path(__file__).resolve().parents[3] / "features"
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from pytest_bdd import parsers, then, when
 
+from harness.files import shipped_path
 from harness.rules.audit import ENGLISH, AuditResult, LanguageAudit, load_allow_list, run_audit
 from harness.rules.compare import Difference
 from harness.rules.report import to_text
 
-REPO = Path(__file__).resolve().parents[3]
 _MONEY = ("money", "missing")
 
 
@@ -45,7 +44,7 @@ def rules_context() -> RulesContext:
 
 
 def _audit(ctx: RulesContext, allow_list: str | None) -> None:
-    allow = load_allow_list(REPO / allow_list) if allow_list else ()
+    allow = load_allow_list(shipped_path(allow_list)) if allow_list else ()
     ctx.result = result = run_audit(allow=allow)
     text = to_text(result)
     print(text)
