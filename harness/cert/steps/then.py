@@ -9,6 +9,7 @@ from pytest_bdd import parsers, then
 
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, format_money
 from harness.records import BetResult, RoundEventKind
+from harness.wire.protocol.messages import Frame
 from simulator.events import BowlPlaced, Event, ShakeEnded, ShakeStarted, TokensPlaced
 
 
@@ -183,9 +184,16 @@ def table_sequence(cert: CertContext, n: int) -> None:
     order: list[type[Event]] = [TokensPlaced, BowlPlaced, ShakeStarted, ShakeEnded]
     seen = [type(e) for e in rig.truth if type(e) in order and getattr(e, "round", None) == sim]
     assert seen[:4] == order, f"round {n}: the table did {[c.kind for c in seen]}"
-    wire = " ".join(r.data.decode("latin-1") for r in rig.recorder.records if r.dir == "tx")
+    decoders = {line.trace_name: line.dialect.codec().decoder() for line in rig.bench.lines}
+    sent = {
+        f"{item.src.value} {item.message.TYPE}"
+        for r in rig.recorder.records
+        if r.dir == "tx" and r.port in decoders
+        for item in decoders[r.port].feed(r.data)
+        if isinstance(item, Frame)
+    }  # each line's frames decoded in its own dialect
     for report in ("CONSOLE TOKENS", "BOWL ON", "SHAKER START", "SHAKER END", "BOWL OFF", "READER RESULT"):
-        assert report in wire, f"no {report} frame on the device lines"
+        assert report in sent, f"no {report} frame on the device lines"
 
 
 @then(parsers.re(r"(?P<minor>\d+) minor units are shown as (?P<text>[\d,.\-]+)"))
