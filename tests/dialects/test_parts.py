@@ -93,3 +93,12 @@ def test_a_bad_length_resynchronises_on_the_next_start_byte() -> None:
     out = framer.feed(b"\xa5\xff" + good)
     assert isinstance(out[0], BadFrame) and out[0].reason is ErrorReason.SYNTAX
     assert out[-1] == b"ok"
+
+
+def test_an_over_long_line_without_a_start_byte_is_one_error_and_its_tail_is_not_a_frame() -> None:
+    framer = DelimitedFramer(b"\n", max_frame=8)
+    out = framer.feed(b"0123456789abcdef")
+    out += framer.feed(b"ghij\nok\n")
+    assert [type(item) for item in out] == [BadFrame, bytes]
+    assert isinstance(out[0], BadFrame) and out[0].reason is ErrorReason.TOO_LONG
+    assert out[1] == b"ok"

@@ -113,13 +113,15 @@ class NoIntegrity(Integrity):
 
 class DelimitedFramer(Framer):
     """Frames that end with ``end`` and (when ``start`` is given) begin with it; bytes outside a frame are garbage.
-    A frame longer than ``max_frame`` is ``too_long`` and skipped to the next start (or end)."""
+    A frame longer than ``max_frame`` is reported once as ``too_long`` and skipped whole: up to the next start when
+    there is a start byte, else up to and including the next end (its tail is never read as a frame)."""
 
     def __init__(self, end: bytes = b"\n", start: bytes = b"", max_frame: int = 4096) -> None:
         if not end:
             raise ValueError("end must not be empty")
         self.start, self.end, self.max_frame = start, end, max_frame
         self._buf = bytearray()
+        self._skipping = False  # inside an over-long frame with no start byte: discard through the next end
 
     def wrap(self, sealed: bytes) -> bytes:
         return self.start + sealed + self.end
@@ -128,6 +130,14 @@ class DelimitedFramer(Framer):
         self._buf += data
         out: list[bytes | BadFrame] = []
         while True:
+            if self._skipping:
+                end = self._buf.find(self.end)
+                if end < 0:
+                    keep = len(self.end) - 1  # an end sequence may be split across reads
+                    del self._buf[: max(0, len(self._buf) - keep)]
+                    return out
+                del self._buf[: end + len(self.end)]
+                self._skipping = False
             if self.start:
                 at = self._buf.find(self.start)
                 if at < 0:
@@ -144,7 +154,11 @@ class DelimitedFramer(Framer):
             if end < 0:
                 if len(self._buf) > self.max_frame:
                     out.append(BadFrame(ErrorReason.TOO_LONG, bytes(self._buf[: self.max_frame]), "no end in time"))
-                    del self._buf[: max(1, len(self.start))]
+                    if self.start:
+                        del self._buf[: len(self.start)]  # resynchronise on the next start
+                    else:
+                        self._buf.clear()
+                        self._skipping = True
                     continue
                 return out
             if self.start:
