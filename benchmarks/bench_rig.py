@@ -19,7 +19,12 @@ Targets: ``rig_over_model`` (model rounds/s over rig rounds/s: how many times co
 model alone) <= 8, and the rig at >= 2,000 rounds/s on one core. Best of K repeats.
 
     .venv/bin/python benchmarks/bench_rig.py [--rounds N] [--players N] [--repeat K] [--seed S]
-                                             [--profile-out FILE] [--json]
+                                             [--profile-out FILE] [--json] [--record] [--live]
+
+``--record`` also plays the rig with its bench event feed written as JSON Lines to a temporary file (what
+``xocdia-hil run --record FILE`` does) and ``--live`` with the feed kept and served on a live page that one
+reader follows over its event stream (``run --live``); each is reported as rig rounds/s with it over rig rounds/s
+without it, same run (targets ``record_over_plain`` >= 0.8; ``live_over_plain`` is reported).
 
 ``--json`` prints only ``{"rig_rounds_per_s": ..., "model_rounds_per_s": ..., "rig_over_model": ...}``.
 ``--profile-out FILE`` also plays the rig once more under cProfile (not timed) and writes its pstats to FILE
@@ -29,14 +34,23 @@ model alone) <= 8, and the rig at >= 2,000 rounds/s on one core. Best of K repea
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
+import os
+import tempfile
+import threading
 import time
+import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness.bench.config import Bench, load_bench
 from harness.bench.rig import Rig
+from harness.bench.tap import tap_rig
+from harness.feed import Feed, JsonlSink
 from harness.files import load_profile
+from harness.live.server import LiveServer
 from harness.records import RoundEventKind
 from simulator import Table
 from simulator.events import BetSent
@@ -45,6 +59,7 @@ BENCH = "in-process"
 WALLET = 1_000_000  # opening balance of every visitor (minor units), as in ``xocdia-hil run``
 RIG_TARGET = 2000.0  # rounds/s
 RATIO_TARGET = 8.0  # model rounds/s over rig rounds/s
+RECORD_TARGET = 0.8  # rig rounds/s with --record over rig rounds/s without
 
 
 @dataclass(frozen=True)
@@ -60,10 +75,18 @@ def wallets(seats: int, rounds: int) -> dict[str, int]:
     return {f"p{seat:02d}.{visit}": WALLET for seat in range(1, seats + 1) for visit in range(1, rounds + 2)}
 
 
-def rig_run(bench: Bench, rounds: int, players: int, seed: int, profiler: cProfile.Profile | None = None) -> RigRun:
+def rig_run(
+    bench: Bench,
+    rounds: int,
+    players: int,
+    seed: int,
+    profiler: cProfile.Profile | None = None,
+    feed: Feed | None = None,
+) -> RigRun:
     """Play ``rounds`` rounds on a fresh rig with a random crowd of ``players`` seats; only the rounds are timed
-    (and profiled)."""
+    (and profiled). With ``feed``, the rig is tapped onto it (publishing, and finishing the tap, are timed)."""
     with Rig.build(bench, wallets(players, rounds), crowd=players, seed=seed) as rig:
+        tap = tap_rig(rig, feed) if feed is not None else None
         settled = 0
         if profiler is not None:
             profiler.enable()
@@ -72,11 +95,45 @@ def rig_run(bench: Bench, rounds: int, players: int, seed: int, profiler: cProfi
             rid = rig.open_round()
             end = rig.play_to_end(rid)
             settled += end.kind == RoundEventKind.SETTLED
+        if tap is not None:
+            tap.finish()
         elapsed = time.perf_counter() - start
         if profiler is not None:
             profiler.disable()
         accepted = sum(1 for s in rig.sent if s.reply.accepted)
         return RigRun(elapsed, settled, len(rig.sent), accepted)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Feed]:
+    """A feed written as JSON Lines to a temporary file (``run --record``), nothing kept in memory."""
+    with tempfile.TemporaryDirectory(prefix="bench-rig-") as tmp, open(os.path.join(tmp, "run.jsonl"), "w") as out:
+        feed = Feed(keep=False)
+        sink = JsonlSink(out)
+        feed.sinks.append(sink)
+        yield feed
+        sink.close()
+
+
+@contextlib.contextmanager
+def serving() -> Iterator[Feed]:
+    """A feed kept and served on a live page on 127.0.0.1 (``run --live``), one reader following its stream."""
+    feed = Feed()
+    server = LiveServer(feed, "127.0.0.1", 0)
+    url = server.start()
+
+    def follow() -> None:
+        with contextlib.suppress(OSError), urllib.request.urlopen(url + "feed", timeout=60) as stream:
+            while stream.read(65536):
+                pass
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    try:
+        yield feed
+    finally:
+        server.stop()
+        reader.join(timeout=5)
 
 
 def model_run(profile_name: str, rounds: int, players: int, seed: int) -> tuple[float, int]:
@@ -95,7 +152,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of K")
     parser.add_argument("--seed", type=int, default=None, help="root seed (default: the bench's)")
     parser.add_argument("--profile-out", default=None, help="write a cProfile (pstats) of one more rig run here")
-    parser.add_argument("--json", action="store_true", help="print only the three figures as JSON")
+    parser.add_argument("--json", action="store_true", help="print only the figures as JSON")
+    parser.add_argument("--record", action="store_true", help="also time the rig writing its feed (run --record)")
+    parser.add_argument("--live", action="store_true", help="also time the rig serving its live page (run --live)")
     args = parser.parse_args()
     if args.rounds < 1 or args.repeat < 1 or args.players < 1:
         parser.error("--rounds, --repeat and --players must be >= 1")
@@ -105,11 +164,18 @@ def main() -> None:
     best_rig = best_model = float("inf")
     rig = RigRun(0.0, 0, 0, 0)
     model_bets = 0
+    best_record = best_live = float("inf")
     for _ in range(args.repeat):
         rig = rig_run(bench, args.rounds, args.players, seed)
         best_rig = min(best_rig, rig.seconds)
         elapsed, model_bets = model_run(bench.profile, args.rounds, args.players, seed)
         best_model = min(best_model, elapsed)
+        if args.record:
+            with recording() as feed:
+                best_record = min(best_record, rig_run(bench, args.rounds, args.players, seed, feed=feed).seconds)
+        if args.live:
+            with serving() as feed:
+                best_live = min(best_live, rig_run(bench, args.rounds, args.players, seed, feed=feed).seconds)
     if args.profile_out:
         profiler = cProfile.Profile()
         rig_run(bench, args.rounds, args.players, seed, profiler)
@@ -118,8 +184,14 @@ def main() -> None:
     rig_rate = args.rounds / best_rig
     model_rate = args.rounds / best_model
     ratio = model_rate / rig_rate
+    feeds = {}
+    if args.record:
+        feeds["record_over_plain"] = best_rig / best_record
+    if args.live:
+        feeds["live_over_plain"] = best_rig / best_live
     if args.json:
-        print(json.dumps({"rig_rounds_per_s": rig_rate, "model_rounds_per_s": model_rate, "rig_over_model": ratio}))
+        figures = {"rig_rounds_per_s": rig_rate, "model_rounds_per_s": model_rate, "rig_over_model": ratio}
+        print(json.dumps(figures | feeds))
         return
     n = args.rounds
     rig_us, model_us = best_rig / n * 1e6, best_model / n * 1e6
@@ -134,6 +206,13 @@ def main() -> None:
     print(f"  rig_over_model          {ratio:8.2f}x   (model rounds/s / rig rounds/s; {verdict})")
     verdict = "ok" if rig_rate >= RIG_TARGET else "BELOW TARGET"
     print(f"  rig vs target           {rig_rate / RIG_TARGET:8.2f}x of {RIG_TARGET:,.0f} rounds/s ({verdict})")
+    if "record_over_plain" in feeds:
+        got = feeds["record_over_plain"]
+        verdict = f"target >= {RECORD_TARGET}: " + ("ok" if got >= RECORD_TARGET else "BELOW TARGET")
+        print(f"  record_over_plain       {got:8.2f}x   (rig rounds/s with --record / without; {verdict})")
+    if "live_over_plain" in feeds:
+        got = feeds["live_over_plain"]
+        print(f"  live_over_plain         {got:8.2f}x   (rig rounds/s with --live, one reader / without)")
     if args.profile_out:
         print(f"  cProfile of one more rig run: {args.profile_out}")
 

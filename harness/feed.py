@@ -15,12 +15,14 @@ Kinds and their data (every field optional unless named):
 - ``bench``: a rig was built (``bench``, ``seed``, ``lines``: line name -> device roles, ``players``, ``label``).
 - ``round``: the table's view of a round (``round``: the server's id or the table's number, ``state``: opened,
   closed, ended; ``status``, ``clause``, ``faces`` at the end; ``deadline``: betting's end in feed seconds).
-- ``table``: a ground-truth event of the model (``event``: the simulator's kind, then its fields).
+- ``table``: a ground-truth event of the model (``event``: the simulator's kind, then its fields); the round's
+  opening, close and end are ``round`` events instead, and the crowd's seats and planned bets are left out.
 - ``lamp``: the lamp's state as the server set it (``state``, ``round``).
 - ``frame``: a device frame (``line``, ``device``, ``dir``: tx device -> server, rx server -> device, ``msg``
   the decoded message, ``raw`` the line's last bytes in that direction, ``error`` for a bad or refused frame).
 - ``bet``: a bet and its reply (``player``, ``bet``, ``stake``, ``accepted``, ``code``, ``round``, ``bet_id``).
-- ``balance``: a player's balance after a round ended (``player``, ``balance``).
+- ``balance``: the balances of the players who bet in a round, once it ended (``round``, ``balances``: player ->
+  minor units).
 - ``server``: a round event the server published (``round``, ``event``, ``clause``, ``faces``, ``reason``).
 - ``fault``: a fault applied, healed or skipped, or an incident (``op``, ``detail``).
 - ``note``: something the harness did (``who``, ``what``, ``detail``).
@@ -39,6 +41,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 FEED_FORMAT = 1
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)  # one encoder: json.dumps with options makes one a call
 
 
 class FeedKind(StrEnum):
@@ -71,7 +74,7 @@ class FeedEvent:
     def to_json(self) -> str:
         """One JSON line (no newline): ``seq``, ``t`` (µs precision), ``kind``, ``data``, in that order."""
         obj = {"seq": self.seq, "t": round(self.t, 6), "kind": self.kind.value, "data": self.data}
-        return json.dumps(obj, separators=(",", ":"), default=str)
+        return _ENCODER.encode(obj)
 
     @classmethod
     def from_json(cls, line: str) -> FeedEvent:

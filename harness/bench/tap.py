@@ -17,34 +17,19 @@ scenarios, fault runs).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.bench import rig as rig_module
 from harness.bench.rig import Rig
+from harness.bench.tabletap import TableTap
 from harness.errors import AdapterError
 from harness.feed import Feed, FeedKind
 from harness.judge.history import History
-from harness.judge.oracle import Difference, Observation, Verdict, judge
-from harness.records import RoundEvent, RoundEventKind
-from harness.wire.protocol.link import Delivered, LinkChanged, LinkEvent, Received, Refused, Rejected
-from harness.wire.protocol.messages import LAMP_COMMANDS, Message, Source
-from simulator.events import BetSent, BettingClosed, Event, RoundEnded, RoundOpened
+from harness.judge.oracle import Difference, Observation, SentBet, Verdict, judge
+from harness.records import OpFunction, OpType, RoundEvent
 
-RAW_MAX = 160  # characters of a frame's raw bytes kept in the feed
-_QUIET_TRUTH = (BetSent,)  # the crowd's planned bets: the bets themselves are published as they are sent
-
-
-def message_text(message: Message) -> str:
-    """A message as a person reads it: its wire type, then its fields (``OFF touch=1 token=2``)."""
-    parts = [message.TYPE or type(message).__name__]
-    for f in dataclasses.fields(message):
-        value = getattr(message, f.name)
-        if value is not None and value != "":
-            parts.append(f"{f.name}={value}")
-    return " ".join(parts)
+_FAULT_OPS = (OpFunction.FAULT, OpFunction.HEAL, OpFunction.SKIPPED, OpFunction.STUCK, OpFunction.CANCEL)
 
 
 def difference_data(d: Difference) -> dict[str, str]:
@@ -59,132 +44,52 @@ def difference_data(d: Difference) -> dict[str, str]:
     }
 
 
-class RigTap:
-    """Publishes one rig's events to ``feed`` (see the module's docstring). ``pace`` > 0 holds the caller back so
-    that bench time runs at most ``pace`` times the wall clock (a person watching a virtual-time bench); it only
-    sleeps, so results are unchanged. Call :meth:`finish` when the rig's work is done."""
+class RigTap(TableTap):
+    """Publishes one rig's events to ``feed`` (see the module's docstring): the table's (:class:`TableTap`), then the
+    rig's notes, bets, the server's round events, balances and per-round verdicts. ``pace`` as for
+    :class:`TableTap`. Call :meth:`finish` when the rig's work is done."""
 
     def __init__(self, rig: Rig, feed: Feed, label: str = "", pace: float = 0.0) -> None:
         self.rig = rig
-        self.feed = feed
-        self.pace = pace
-        self._wall0 = time.monotonic()
-        self._t0 = rig.now
         self._actions = self._sent = self._server = self._ops = 0
         self._history: History | None = None
-        self._truth: dict[int, list[Event]] = {}
-        self._table_ended: set[int] = set()
         self._server_ended: dict[str, RoundEvent] = {}
-        self._judged: set[str] = set()
-        self._trace_names = {line.name: line.trace_name for line in rig.bench.lines}
-        feed.continue_from()
-        feed.publish(
-            FeedKind.BENCH,
-            0.0,
-            bench=rig.bench.name,
+        self._sent_by_round: dict[str, list[SentBet]] = {}
+        self._pending: dict[str, None] = {}  # rounds the server ended that are not judged yet, in order
+        self._events_by_round: dict[str, list[RoundEvent]] = {}
+        self._finished = False
+        self._bettors: dict[str, set[str]] = {}  # fault runs: round id -> players whose bets it took
+        bench = rig.bench
+        super().__init__(
+            rig.emulated,
+            feed,
+            bench.lines,
+            lambda: rig.now,
+            rig.recorder,
+            pace,
+            bench=bench.name,
             label=label,
-            seed=rig.bench.seed,
-            realtime=rig.bench.realtime,
-            lines={line.name: [r.value for r in line.roles] for line in rig.bench.lines},
+            seed=bench.seed,
+            realtime=bench.realtime,
             players=sorted(rig.opening),
         )
-        rig.emulated.watchers.append(self._on_truth)
-        hub = rig.emulated.hub
-        previous = hub.on_event
-
-        def on_link(src: Source, event: LinkEvent, now: float) -> None:
-            if previous is not None:
-                previous(src, event, now)
-            self._on_link(src, event, now)
-
-        hub.on_event = on_link
         watchers: list[Callable[[], None]] | None = getattr(rig.adapter, "event_watchers", None)
+        self._watchers = watchers  # the adapter says when it has new round events: read them only then
         if watchers is not None:
             watchers.append(self.drain)
 
-    @property
-    def now(self) -> float:
-        return self.rig.now - self._t0
+    def after_truth(self) -> None:
+        self.drain(server=self._watchers is None)
 
     def watch_history(self, history: History) -> None:
         """Publish a fault run's history as it grows: faults applied, healed and skipped, probes, stuck rounds."""
         self._history = history
 
-    # ------------------------------------------------------------------ hooks
-    def _on_truth(self, event: Event) -> None:
-        if isinstance(event, _QUIET_TRUTH):
-            return
-        now = self.now
-        data = event.to_dict()
-        data["event"] = data.pop("kind")
-        data.pop("t", None)
-        number = getattr(event, "round", None)
-        if isinstance(number, int):
-            self._truth.setdefault(number, []).append(event)
-        self.feed.publish(FeedKind.TABLE, now, **data)
-        if isinstance(event, RoundOpened):
-            deadline = event.deadline - self._t0
-            self.feed.publish(FeedKind.ROUND, now, round=event.round, state="opened", deadline=round(deadline, 6))
-        elif isinstance(event, BettingClosed):
-            self.feed.publish(FeedKind.ROUND, now, round=event.round, state="closed")
-        elif isinstance(event, RoundEnded):
-            self._table_ended.add(event.round)
-            self.feed.publish(
-                FeedKind.ROUND,
-                now,
-                round=event.round,
-                state="ended",
-                status=str(event.status),
-                clause=event.clause or "",
-                faces=event.faces or "",
-            )
-        self.drain()
-        if self.pace > 0:
-            ahead = self._wall0 + now / self.pace - time.monotonic()
-            if ahead > 0:
-                time.sleep(min(ahead, 5.0))
-
-    def _on_link(self, src: Source, event: LinkEvent, now: float) -> None:
-        port = self.rig.emulated.hub.roles.get(src)
-        line = port.name if port is not None else src.value.lower()
-        t = now - self._t0
-        if isinstance(event, Received):
-            message = event.frame.message
-            self._frame(t, line, src, "rx", message_text(message))
-            if type(message) in LAMP_COMMANDS:
-                self.feed.publish(FeedKind.LAMP, t, state=message.TYPE, round=getattr(message, "round", ""))
-        elif isinstance(event, Delivered):
-            self._frame(t, line, src, "tx", message_text(event.message))
-        elif isinstance(event, Refused):
-            self._frame(t, line, src, "tx", message_text(event.message), error=f"NAK {event.reason}")
-        elif isinstance(event, Rejected):
-            self._frame(t, line, src, "rx", "", error=str(event.error))
-        elif isinstance(event, LinkChanged):
-            self._frame(t, line, src, "link", "up" if event.up else "down", error="" if event.up else event.why)
-
-    def _frame(self, t: float, line: str, src: Source, direction: str, msg: str, error: str = "") -> None:
-        data: dict[str, Any] = {"line": line, "device": src.value, "dir": direction, "msg": msg}
-        raw = self._raw(line, direction)
-        if raw:
-            data["raw"] = raw
-        if error:
-            data["error"] = error
-        self.feed.publish(FeedKind.FRAME, t, **data)
-
-    def _raw(self, line: str, direction: str) -> str:
-        """The last bytes the trace saw on ``line`` in ``direction`` (escaped, at most :data:`RAW_MAX` chars)."""
-        name = self._trace_names.get(line, line.upper())
-        records = self.rig.recorder.records
-        for rec in records[-1:-17:-1]:
-            if rec.port == name and rec.dir == direction:
-                text = rec.data.decode("latin-1").encode("unicode_escape").decode("ascii")
-                return text[:RAW_MAX]
-        return ""
-
     # ------------------------------------------------------------------ draining the rig's lists
-    def drain(self) -> None:
-        """Publish what the rig's lists gained since the last call; judge the rounds that have ended at both ends.
-        Never raises on a server that is down (its events are read when it is back)."""
+    def drain(self, server: bool = True) -> None:
+        """Publish what the rig's lists gained since the last call (the server's round events too when ``server``);
+        judge the rounds that have ended at both ends. Never raises on a server that is down (its events are read
+        when it is back)."""
         rig, now = self.rig, self.now
         actions = rig.actions
         for action in actions[self._actions :]:
@@ -194,6 +99,7 @@ class RigTap:
         sent = rig.sent
         for s in sent[self._sent :]:
             r = s.reply
+            self._sent_by_round.setdefault(r.round_id, []).append(s)
             self.feed.publish(
                 FeedKind.BET,
                 now,
@@ -210,11 +116,18 @@ class RigTap:
         self._sent = len(sent)
         if self._history is not None:
             self._drain_history(now)
+        if server:
+            self._drain_server(now)
+        self._judge_pending()
+
+    def _drain_server(self, now: float) -> None:
+        rig = self.rig
         try:
             events = rig.adapter.round_events()
         except AdapterError:
             return
         for e in events[self._server :]:
+            self._events_by_round.setdefault(e.round_id, []).append(e)
             self.feed.publish(
                 FeedKind.SERVER,
                 now,
@@ -225,36 +138,49 @@ class RigTap:
                 faces=e.faces,
                 reason=e.reason,
             )
-            if e.ends_round:
-                self._server_ended.setdefault(e.round_id, e)
-            elif e.kind == RoundEventKind.OPENED:
-                self._judge_pending(final=True)  # a new round: the ones before it will not change any more
+            if e.ends_round and e.round_id not in self._server_ended:
+                self._server_ended[e.round_id] = e
+                self._pending[e.round_id] = None
         self._server = len(events)
-        self._judge_pending()
 
     def _drain_history(self, now: float) -> None:
         assert self._history is not None
         ops = self._history.ops
         for op in ops[self._ops :]:
-            if op.process == "bench":
+            if op.process == "bench" and op.f in _FAULT_OPS:
                 self.feed.publish(FeedKind.FAULT, now, op=str(op.f), round=op.round_id, detail=op.detail)
+            elif op.process == "bench":
+                self.feed.publish(FeedKind.NOTE, now, who="bench", what=str(op.f), detail=op.detail, round=op.round_id)
+            elif op.f == OpFunction.BET and op.type != OpType.INVOKE:  # a fault run's player: the bet's completion
+                if op.type == OpType.OK:
+                    self._bettors.setdefault(op.round_id, set()).add(op.process)
+                self.feed.publish(
+                    FeedKind.BET,
+                    now,
+                    player=op.process,
+                    bet=op.bet_type,
+                    stake=op.stake,
+                    accepted=op.type == OpType.OK,
+                    code="" if op.type == OpType.OK else f"{op.type} {op.detail}".strip(),
+                    round=op.round_id,
+                    table_round=self.rig.driver.rounds.get(op.round_id, 0),
+                    bet_id=op.bet_id,
+                )
         self._ops = len(ops)
 
     def _judge_pending(self, final: bool = False) -> None:
-        for rid in list(self._server_ended):
-            if rid in self._judged:
-                continue
+        """Judge each round the server has ended once the table has too, or has opened a later round (it will not
+        end this one any more), or (``final``) now."""
+        later = self._table_opened
+        for rid in list(self._pending):
             number = self.rig.driver.rounds.get(rid)
-            if final or number is None or number in self._table_ended:
-                self._judged.add(rid)
+            if final or number is None or number in self._table_ended or number < later:
+                del self._pending[rid]
                 self._publish_round_verdict(rid, number)
 
     def _publish_round_verdict(self, rid: str, number: int | None) -> None:
         rig = self.rig
-        try:
-            events = tuple(e for e in rig.adapter.round_events() if e.round_id == rid)
-        except AdapterError:
-            return
+        events = tuple(self._events_by_round.get(rid, ()))
         obs = Observation(
             truth=tuple(self._truth.get(number, ())) if number is not None else (),
             rounds={rid: number} if number is not None else {},
@@ -262,7 +188,7 @@ class RigTap:
             records={},
             balances={},
             opening={},
-            sent=tuple(s for s in rig.sent if s.reply.round_id == rid),
+            sent=tuple(self._sent_by_round.get(rid, ())),
             supervisor_cancelled=tuple(c for c in rig.cancelled if c == rid),
             server_clock_is_sim=rig.adapter.clock_is_sim_time,
         )
@@ -277,16 +203,20 @@ class RigTap:
             expected=_expected_text(expected),
             differences=[difference_data(d) for d in verdict.differences],
         )
-        players = sorted({s.reply.player_id for s in obs.sent if s.reply.accepted})
+        players = sorted({s.reply.player_id for s in obs.sent if s.reply.accepted} | self._bettors.get(rid, set()))
+        balances: dict[str, int] = {}
         for player in players:
-            try:
-                balance = rig.adapter.balance(player)
-            except AdapterError:
-                continue
-            self.feed.publish(FeedKind.BALANCE, self.now, player=player, balance=balance)
+            with contextlib.suppress(AdapterError):
+                balances[player] = rig.adapter.balance(player)
+        if balances:
+            self.feed.publish(FeedKind.BALANCE, self.now, round=rid, balances=balances)
 
     def finish(self, verdict: Verdict | None = None, summary: str = "") -> None:
-        """Publish what is left, judge the rounds not judged yet, and (when given) the run's verdict."""
+        """Publish what is left, judge the rounds not judged yet, and (when given) the run's verdict. A second call
+        publishes nothing."""
+        if self._finished:
+            return
+        self._finished = True
         self.drain()
         self._judge_pending(final=True)
         if verdict is not None:

@@ -29,6 +29,7 @@ import pytest
 
 from harness.bench.config import Bench, BenchError, load_bench
 from harness.bench.rig import Rig
+from harness.cert.feed import FeedPlugin
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
 from harness.cert.steps.context import CertContext
@@ -55,6 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--tags", default="", help="run only scenarios matching this tag expression")
     group.addoption("--dialect", default=None, help="device dialect instead of the bench file's (xocdia-hil dialects)")
     group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
+    group.addoption("--feed", default="", help="append every scenario's bench event feed to this JSON Lines file")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -64,6 +66,14 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(module, f"xocdia-steps-{name}")
     if not config.pluginmanager.has_plugin("xocdia-matrix"):
         config.pluginmanager.register(MatrixCollector(config), "xocdia-matrix")
+    feed = str(config.getoption("--feed", "") or "")
+    if feed and not config.pluginmanager.has_plugin("xocdia-feed") and not _is_xdist_controller(config):
+        config.pluginmanager.register(FeedPlugin(feed), "xocdia-feed")
+
+
+def _is_xdist_controller(config: pytest.Config) -> bool:
+    """True in the xdist process that hands scenarios to workers (it builds no rig)."""
+    return not hasattr(config, "workerinput") and bool(getattr(config.option, "numprocesses", None))
 
 
 # ---------------------------------------------------------------------------------------------------- fixtures

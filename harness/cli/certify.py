@@ -8,10 +8,13 @@ The report folder receives ``allure-results/`` (every step, the serial traces, t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,11 @@ from harness.bench.config import load_bench
 from harness.cert.report.clauses import matches, rule_clauses
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
+from harness.feed import Feed
+from harness.files import FEATURES
+from harness.live.server import LiveServer, parse_address
+from harness.live.session import RecordError, add_feed_options
+from harness.live.tail import FileTail
 
 SUITE = Path(harness.cert.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
 #: What the certify extra installs: importable module -> distribution.
@@ -32,10 +40,33 @@ def register(subparsers: Any) -> None:
     p.add_argument("--bench", default="in-process", help="bench file or shipped name (default in-process)")
     p.add_argument("--tags", default="", help="only scenarios matching, e.g. 'clause:SH-3 or gli:4.16'")
     p.add_argument("--report", default="allure-report", help="folder for results and the clause matrix")
-    p.add_argument("--features", default="", help="folder of .feature files (default: the shipped features/)")
+    p.add_argument(
+        "--features",
+        action="append",
+        default=[],
+        help="folder of .feature files, repeatable; 'shipped' is the shipped suite (default: the shipped suite alone)",
+    )
     p.add_argument("--workers", type=non_negative_int, default=2, help="pytest-xdist workers (0: in this process)")
+    p.add_argument("--json", action="store_true", help="print the clause coverage and results as one JSON object")
     add_dialect_option(p)
+    add_feed_options(p, pace=False)
     p.set_defaults(func=run)
+
+
+def feature_folders(names: list[str]) -> list[Path]:
+    """The folders of ``--features`` (absolute, in order, each once); ``shipped`` is the shipped suite.
+
+    Raises:
+        CliError: a folder with no ``.feature`` file in it (one line naming it).
+    """
+    folders: list[Path] = []
+    for name in names:
+        folder = FEATURES if name == "shipped" else Path(name).resolve()
+        if folder != FEATURES and not any(folder.rglob("*.feature")):
+            raise CliError(f"--features {name}: no .feature files there (a folder, or 'shipped' for the shipped suite)")
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,9 +74,8 @@ def run(args: argparse.Namespace) -> int:
     bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.options)  # fail once, here, not in every scenario
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
-    features = Path(args.features) if args.features else None
-    if features is not None and not any(features.rglob("*.feature")):
-        raise CliError(f"--features {args.features}: no .feature files there")
+    folders = feature_folders(args.features)
+    features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
     report = Path(args.report)
     try:
         report.mkdir(parents=True, exist_ok=True)
@@ -61,9 +91,9 @@ def run(args: argparse.Namespace) -> int:
     if args.workers:
         cmd += ["-n", str(args.workers)]
     env = dict(os.environ)
-    if features is not None:
-        env["XOCDIA_FEATURES"] = str(features.resolve())
-    code = subprocess.call(cmd, env=env)
+    if args.features:
+        env["XOCDIA_FEATURES"] = os.pathsep.join(str(folder) for folder in folders)
+    code = _pytest(cmd, env, args)
     matrix_path = report / "clause-matrix.json"
     if not matrix_path.exists():
         print("xocdia-hil certify: no scenario ran (nothing matched, or pytest failed before running)")
@@ -71,6 +101,16 @@ def run(args: argparse.Namespace) -> int:
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
     rules = rule_clauses()
     covered = sum(1 for c in rules if matrix["clauses"].get(c))
+    if args.json:
+        status = code or (1 if matrix["uncovered"] and not args.tags and features is None else 0)
+        summary = {
+            "clauses": {"covered": covered, "of": len(rules), "uncovered": matrix["uncovered"]},
+            "scenarios": {"passed": matrix["passed"], "failed": matrix["failed"]},
+            "clause_matrix": str(report / "clause-matrix.md"),
+            "passed": status == 0,
+        }
+        print(json.dumps(summary, indent=2))
+        return status
     print(
         f"clause coverage: {covered}/{len(rules)} clauses of RULES.md; "
         f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
@@ -84,3 +124,37 @@ def run(args: argparse.Namespace) -> int:
     if uncovered and not args.tags and features is None:
         return 1
     return 0
+
+
+def _pytest(cmd: list[str], env: dict[str, str], args: argparse.Namespace) -> int:
+    """Run pytest (its output to stderr with ``--json``); with ``--record``/``--live`` its workers append every
+    scenario's feed to the record file (a temporary one for ``--live`` alone), which the live page follows."""
+    out = sys.stderr if args.json else None
+    if not args.record and not args.live:
+        return subprocess.call(cmd, env=env, stdout=out)
+    with tempfile.TemporaryDirectory(prefix="xocdia-certify-") as tmp:
+        path = Path(args.record) if args.record else Path(tmp) / "feed.jsonl"
+        try:
+            path.write_text("", encoding="utf-8")
+        except OSError as exc:
+            raise RecordError(f"--record {path}: cannot write ({exc.strerror})") from None
+        server = tail = None
+        if args.live:
+            feed = Feed()
+            server = LiveServer(feed, *parse_address(args.live), title="certify")
+            print(f"live page: {server.start()}", file=sys.stderr, flush=True)
+            tail = FileTail(path, feed)
+            tail.start()
+        try:
+            return subprocess.call([*cmd, "--feed", str(path)], env=env, stdout=out)
+        finally:
+            if tail is not None and server is not None:
+                tail.stop()
+                if args.hold:
+                    server.feed.close()
+                    print(f"live page: {server.url} (serving until Ctrl-C)", file=sys.stderr, flush=True)
+                    with contextlib.suppress(KeyboardInterrupt):
+                        threading.Event().wait()
+                server.stop()
+            if args.record:
+                print(f"feed: {path}", file=sys.stderr, flush=True)

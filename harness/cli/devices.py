@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import shutil
 import sys
 import tempfile
 from pathlib import Path
 
 from harness.bench.devices.emulated import EmulatedTable
+from harness.bench.tabletap import TableTap
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
+from harness.feed import Feed, FeedEvent, FeedKind
 from harness.files import load_profile
+from harness.live.session import FeedSession, add_feed_options
 from harness.wire.dialects import DEFAULT_DIALECT, LineSpec, load_dialect, plan_lines
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
@@ -104,7 +108,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--no-ack", action="store_true", help="do not wait for ACKs (nothing answers a terminal)")
     p.add_argument("--duration", type=positive_float, default=None, help="stop after this many seconds")
     p.add_argument("--trace", type=Path, default=None, help="save the serial trace to PATH.jsonl, PATH.txt")
+    p.add_argument("-q", "--quiet", action="store_true", help="do not print each round's state changes")
+    p.add_argument("--json", action="store_true", help="print the ports and the closing summary as JSON")
+    add_feed_options(p, pace=False)
     p.set_defaults(func=run)
+
+
+def _print_rounds(event: FeedEvent) -> None:
+    """A feed sink: each round's state changes and lamp commands as one line each, as they happen."""
+    d = event.data
+    if event.kind == FeedKind.ROUND:
+        state = str(d["state"])
+        if state == "ended":
+            state = f"{d['status']} {d.get('faces') or d.get('clause') or ''}".rstrip()
+        print(f"{event.t:9.2f}  round {d['round']}: {state}", flush=True)
+    elif event.kind == FeedKind.LAMP:
+        print(f"{event.t:9.2f}  lamp {d['state']} {d.get('round', '')}".rstrip(), flush=True)
+    elif event.kind == FeedKind.FRAME and d.get("dir") == "link":
+        print(f"{event.t:9.2f}  {d['line']} line {d['msg']}{' (' + d['error'] + ')' if d.get('error') else ''}")
+
+
+def run(args: argparse.Namespace) -> int:
+    with FeedSession(args.record, args.live, "devices", hold=args.hold) as session:
+        return _run(args, session)
 
 
 def _open_transports(kind: str, base_port: int, link_dir: Path, lines: list[LineSpec]) -> dict[str, Transport]:
@@ -127,7 +153,7 @@ def _open_transports(kind: str, base_port: int, link_dir: Path, lines: list[Line
     return opened
 
 
-def run(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace, session: FeedSession) -> int:
     profile = load_profile(args.profile)
     if args.trace is not None and not args.trace.parent.is_dir():  # checked now: the trace is written at the end
         raise CliError(f"--trace {args.trace}: folder {args.trace.parent} does not exist")
@@ -158,12 +184,25 @@ def run(args: argparse.Namespace) -> int:
     )
     env.fds = table.hub.fds
     env.on_ready = table.wake
+    feed = session.feed if session.feed is not None else Feed(keep=False)
+    if not args.quiet and not args.json:
+        feed.sinks.append(_print_rounds)
+    if feed.sinks or session.server is not None:
+        TableTap(table, feed, lines, lambda: float(env.now), recorder, bench="devices", seed=args.seed)
+    ports = {}
     for line in lines:
         transport = transports[line.name]
         extra = f" -> {transport.slave_path}" if isinstance(transport, PtyPort) else ""
         carried = "" if len(line.roles) == 1 else f"  ({', '.join(r.value for r in line.roles)})"
-        print(f"{line.name.upper():<8} {transport.address}{extra}{carried}")
-    print(f"watch one: {sys.executable} -m serial.tools.miniterm {transports[lines[0].name].address} 115200")
+        ports[line.name] = transport.address
+        if not args.json:
+            print(f"{line.name.upper():<8} {transport.address}{extra}{carried}")
+    if args.json:
+        print(json.dumps({"ports": ports}), flush=True)
+    else:
+        print(f"watch one: {sys.executable} -m serial.tools.miniterm {transports[lines[0].name].address} 115200")
+        if args.lamp == "server":
+            print("the table waits for a game server's OPEN on the LAMP line (--lamp fixed: it opens rounds itself)")
     sys.stdout.flush()
     try:
         env.sync()
@@ -184,5 +223,8 @@ def run(args: argparse.Namespace) -> int:
                 recorder.write_text(out)
     ended = table.model.rounds_ended
     lag_ms = env.max_lag * 1000
+    if args.json:
+        print(json.dumps({"seconds": round(env.now, 3), "rounds_ended": ended, "max_lag_ms": round(lag_ms, 3)}))
+        return 0
     print(f"stopped after {env.now:.1f} s; {ended} rounds ended at the table; max lag {lag_ms:.1f} ms")
     return 0

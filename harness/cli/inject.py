@@ -17,11 +17,13 @@ writes a manifest (``--manifest``, default ``faults-manifest-SEED.json``). Exit 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from harness.bench.config import load_bench
+from harness.bench.tap import rig_taps
 from harness.cli.common import CliError, Progress, add_dialect_option, non_negative_int, positive_int
 from harness.errors import AdapterError
 from harness.faults.injector import run_schedule
@@ -31,6 +33,8 @@ from harness.faults.result import RunResult
 from harness.faults.schedule import load_schedule
 from harness.faults.schedule_model import Schedule
 from harness.faults.shrink import explore
+from harness.feed import FeedKind
+from harness.live.session import FeedSession, add_feed_options
 from harness.records import OpFunction, OpType
 
 
@@ -43,7 +47,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--manifest", type=Path, help="where to write the manifest (default faults-manifest-SEED.json)")
     p.add_argument("--explore", type=Path, metavar="OUT", help="explore and shrink schedules; write the minimal one")
     p.add_argument("--examples", type=positive_int, default=50, help="schedules --explore tries (default 50)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     add_dialect_option(p)
+    add_feed_options(p)
     p.set_defaults(func=run)
 
 
@@ -52,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     if args.replay:
         replay = read_manifest(args.replay)
         bench_ref, schedule, seed, expected_hash = replay.bench, replay.schedule, replay.seed, replay.history_hash
+        args.dialect = args.dialect or replay.dialect
     else:
         if not args.bench or not args.schedule:
             raise CliError("inject needs --bench and --schedule (or --replay MANIFEST)")
@@ -62,21 +69,33 @@ def run(args: argparse.Namespace) -> int:
             return _explore(bench_ref, schedule, args.explore, args.examples, args.dialect)
     out = args.manifest or Path(f"faults-manifest-{seed}.json")
     check_writable_folder(out.parent, f"--manifest {out}")
-    result = _execute(bench_ref, schedule, seed, args.dialect)
+    with FeedSession(args.record, args.live, f"inject seed {seed}", hold=args.hold) as session:
+        result = _execute(bench_ref, schedule, seed, args.dialect, session, args.pace)
+    if args.json:
+        write_manifest(out, manifest_data(result, schedule, bench_ref, args.dialect))
+        print(json.dumps(_json(result, out), indent=2))
+        return 0 if result.passed else 1
     _print(result)
-    write_manifest(out, manifest_data(result, schedule, bench_ref))
+    write_manifest(out, manifest_data(result, schedule, bench_ref, args.dialect))
     print(f"manifest: {out}")
     if expected_hash:
         same = expected_hash == result.history_hash
         print(f"replay: history hash {'matches' if same else 'DIFFERS from'} the manifest's ({expected_hash[:16]})")
-        if not same and not load_bench(bench_ref).realtime:
+        if not same and not load_bench(bench_ref, args.dialect).realtime:
             return 1
         if not same:
             print("replay: (a real-time bench is not byte-reproducible; the verdict decides)")
     return 0 if result.passed else 1
 
 
-def _execute(bench_ref: str, schedule: Schedule, seed: int, dialect: str | None = None) -> RunResult:
+def _execute(
+    bench_ref: str,
+    schedule: Schedule,
+    seed: int,
+    dialect: str | None = None,
+    session: FeedSession | None = None,
+    pace: float = 0.0,
+) -> RunResult:
     bench = load_bench(bench_ref, dialect)
     progress = Progress(schedule.rounds, f"inject seed {seed}")
 
@@ -84,7 +103,22 @@ def _execute(bench_ref: str, schedule: Schedule, seed: int, dialect: str | None 
         progress.update(done)
 
     try:
-        return run_schedule(bench, schedule, seed, progress=tick)
+        if session is None or session.feed is None:
+            return run_schedule(bench, schedule, seed, progress=tick)
+        feed = session.feed
+        with rig_taps(feed, lambda: f"seed {seed}", pace):
+            result = run_schedule(bench, schedule, seed, progress=tick)
+        violations = [{"round": v.round_id, "bet": v.bet_id, "clause": v.checker, "what": v.what} for v in
+                      result.report.violations]  # fmt: skip
+        verdict = "PASS" if result.passed else "FAIL"
+        summary = f"checkers: {verdict}: {result.rounds_played} rounds" + (
+            f", aborted: {result.aborted}" if result.aborted else ""
+        )
+        feed.publish(
+            FeedKind.VERDICT, feed.last_t, final=True, ok=result.passed, summary=summary, differences=violations
+        )
+        session.end(summary)
+        return result
     except InjectionRefused:
         raise  # the boundary reports it as it is: refused: ...
     except (AdapterError, ValueError) as exc:  # what went wrong on the bench, named after it
@@ -111,6 +145,23 @@ def _explore(bench_ref: str, schedule: Schedule, out: Path, examples: int, diale
     print("its replay:")
     print("\n".join(found.replay.report.lines()))
     return 1
+
+
+def _json(result: RunResult, manifest: Path) -> dict[str, Any]:
+    """The run's result as JSON: seed, rounds, faults applied, bets attempted, checkers, verdict, history hash."""
+    applied = [op.detail for op in result.history if op.f == OpFunction.FAULT]
+    attempted = sum(1 for op in result.history if op.f == OpFunction.BET and op.type == OpType.INVOKE)
+    return {
+        "seed": result.seed,
+        "rounds": result.rounds_played,
+        "faults": applied,
+        "bets_attempted": attempted,
+        "aborted": result.aborted,
+        "checkers": result.report.lines(),
+        "passed": result.passed,
+        "history_hash": result.history_hash,
+        "manifest": str(manifest),
+    }
 
 
 def _print(result: RunResult) -> None:

@@ -112,6 +112,9 @@ def _summary(events: list[FeedEvent], as_json: bool) -> int:
         print(f"bench {b.data.get('bench')}{' · ' + str(b.data['label']) if b.data.get('label') else ''}")
     for v in verdicts:
         mark = "ok  " if v.data.get("ok") else "FAIL"
+        if "scenario" in v.data:
+            print(f"{v.t:10.3f}  scenario {v.data['scenario']}: {v.data.get('outcome')}")
+            continue
         print(f"{v.t:10.3f}  round {v.data.get('table_round') or v.data.get('round')}: {mark} {v.data.get('expected')}")
         for d in v.data.get("differences", []):
             print(f"            [{d['clause']}] {d['what']}: expected {d['expected']}, server {d['actual']}")

@@ -26,6 +26,7 @@ from harness.bench.adapters.reference_inprocess import EARLY_S
 from harness.bench.config import Bench
 from harness.bench.gridtimer import AHEAD_OF_TIMEOUTS, GridTimer
 from harness.bench.rig import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchTimeout, Rig
+from harness.bench.tap import tap_of
 from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
 from harness.faults.links import PlayerLinks, RouteMode
@@ -83,6 +84,9 @@ class _Run:
         self.faults = faults
         self.progress = progress
         self.history = History()
+        tap = tap_of(rig)
+        if tap is not None:  # a --record/--live run: the faults and the bench's notes go to the feed too
+            tap.watch_history(self.history)
         self.links = PlayerLinks(schedule.player_ids)
         self.sessions = Sessions(rig.adapter, self.links, self.history, lambda: self.now)
         self.applier = Applier(

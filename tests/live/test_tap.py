@@ -40,6 +40,8 @@ def test_a_run_publishes_rounds_frames_bets_server_events_and_verdicts() -> None
     kinds = {e.kind for e in feed.events}
     assert {FeedKind.BENCH, FeedKind.ROUND, FeedKind.TABLE, FeedKind.LAMP, FeedKind.FRAME} <= kinds
     assert {FeedKind.BET, FeedKind.SERVER, FeedKind.VERDICT, FeedKind.BALANCE, FeedKind.END} <= kinds
+    balances = [e.data["balances"] for e in feed.events if e.kind == FeedKind.BALANCE]
+    assert balances and all(isinstance(v, int) for b in balances for v in b.values())
     verdicts = [e.data for e in feed.events if e.kind == FeedKind.VERDICT and not e.data.get("final")]
     assert [v["table_round"] for v in verdicts] == [1, 2, 3]
     assert verdicts[1]["expected"] == "void (SH-5)"

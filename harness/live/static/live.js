@@ -1,7 +1,7 @@
 // The live page: reads the bench event feed (Server-Sent Events live, the whole file in replay) and draws it.
 "use strict";
 const CAP = { dealer: 40, lane: 50, server: 80, incidents: 200, verdicts: 1000 };
-const QUIET_NOTES = new Set(["open"]);
+const QUIET_NOTES = new Set(["open", "closed", "ended", "probe"]);
 const INCIDENTS = new Set(["dropped", "reshake", "paused", "resumed", "link_down", "rearranged"]);
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -26,6 +26,7 @@ function apply(ev) {
       S.bowlOn = false; S.faces = ""; S.lamp = "off"; S.deadline = null; S.tableState = "";
       break;
     case "round":
+      push(S.dealer, { t: ev.t, text: d.state === "ended" ? `round ${d.round} ended ${d.status} ${d.clause || d.faces || ""}` : `round ${d.round} ${d.state === "closed" ? "betting closed" : "opened"}`, bad: false }, CAP.dealer);
       if (d.state === "opened") {
         S.opened += 1; S.round = d.round; S.faces = ""; S.touched = false; S.deadline = d.deadline ?? null;
         S.tableState = "betting open";
@@ -48,7 +49,7 @@ function apply(ev) {
       p.bets.push(d.accepted ? `${d.bet} ${d.stake}` : `<span class="refused">${esc(d.bet)} ${d.stake} refused ${esc(d.code)}</span>`);
       break;
     }
-    case "balance": player(d.player).balance = d.balance; break;
+    case "balance": for (const [name, value] of Object.entries(d.balances || {})) player(name).balance = value; break;
     case "server":
       push(S.server, { t: ev.t, text: `${d.round} ${d.event}${d.clause ? " " + d.clause : ""}${d.faces ? " " + d.faces : ""}${d.reason ? " (" + d.reason + ")" : ""}` }, CAP.server);
       break;
@@ -59,7 +60,9 @@ function apply(ev) {
       if (!QUIET_NOTES.has(d.what)) push(S.incidents, { t: ev.t, cls: "incident", text: `${d.who} ${d.what} ${d.detail || ""}` }, CAP.incidents);
       break;
     case "verdict":
-      if (d.final) S.final = d; else push(S.verdicts, { t: ev.t, round: d.table_round || d.round, rid: d.round, ok: d.ok, expected: d.expected || "", differences: d.differences || [] }, CAP.verdicts);
+      if (d.final) S.final = d;
+      else if (d.scenario) push(S.verdicts, { t: ev.t, round: "", scenario: d.scenario, ok: d.ok, expected: `scenario ${d.outcome}`, differences: [] }, CAP.verdicts);
+      else push(S.verdicts, { t: ev.t, round: d.table_round || d.round, rid: d.round, ok: d.ok, expected: d.expected || "", differences: d.differences || [] }, CAP.verdicts);
       break;
     case "end": S.ended = true; S.summary = d.summary || ""; break;
   }
@@ -128,8 +131,9 @@ function verdictItem(v) {
   const kind = v.expected.split(" ")[0] || "?";
   const clause = (v.expected.match(/\(([^)]+)\)/) || [])[1] || "";
   const diffs = v.differences.map((x) => `<span class="diff">[${esc(x.clause)}] ${esc(x.what)}: expected ${esc(x.expected)}, server ${esc(x.actual)}</span>`).join("");
+  const where = v.scenario ? esc(v.scenario) : `#${esc(v.round)}`;
   return `<li class="${v.ok ? "ok" : "bad"} ${esc(kind)}" data-round="${esc(v.round)}" data-ok="${v.ok}" data-kind="${esc(kind)}" data-clause="${esc(clause)}">` +
-    `<span class="mark">${v.ok ? "✓" : "✗"}</span> #${esc(v.round)} <span class="kind">${esc(v.expected)}</span>${diffs}</li>`;
+    `<span class="mark">${v.ok ? "✓" : "✗"}</span> ${where} <span class="kind">${esc(v.expected)}</span>${diffs}</li>`;
 }
 
 function laneHtml(name) {
