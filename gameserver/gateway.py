@@ -143,11 +143,14 @@ class DeviceGateway:
         incident: IncidentSink | None = None,
         dialects: dict[str, str] | None = None,
         roles: dict[str, tuple[str, ...]] | None = None,
+        reopen: Callable[[str], DevicePort] | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
         learn in ``clock``'s time and each estimate is moved into ``event_clock``'s at its frame's arrival, so a
         step of a wall-clock ``event_clock`` shifts no estimate by more than it shifts the engine itself.
+        ``reopen(name)`` (optional) opens a port again after an I/O error (a TCP device that dropped its connection);
+        it may raise :class:`DeviceError`, and is then tried again after the next pause.
 
         Raises:
             LineConfigError: a port with an unknown dialect or role (the message names the port and the allowed
@@ -169,6 +172,7 @@ class DeviceGateway:
         self.links: dict[str, ServerLine] = {}
         self.guards = {n: LineGuard(n, accept_untagged, self._roles[n]) for n in ports}
         self._incident = incident
+        self._reopen = reopen
         self._running = False
         self._threads = [threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports]
 
@@ -242,6 +246,7 @@ class DeviceGateway:
                     self._record(name, "error", str(exc).encode(), "io")
                 failing = True
                 time.sleep(0.5)
+                port = self._reopened(name, port)
                 continue
             now = self._clock()
             shift = 0.0 if self._event_clock is None else self._event_clock() - now  # clock -> engine clock
@@ -264,6 +269,19 @@ class DeviceGateway:
             silent = line.tick(now)
             if silent:
                 self._submit(TableReport(ReportKind.PROBLEM, name, detail=_silent(line, silent)))
+
+    def _reopened(self, name: str, port: DevicePort) -> DevicePort:
+        """The port again after an I/O error: reopened when the gateway can (the old one closed), else as it was."""
+        if self._reopen is None or not self._running:
+            return port
+        with contextlib.suppress(Exception):  # the old port failed already: closing it is best effort
+            port.close()
+        try:
+            fresh = self._reopen(name)
+        except DeviceError:
+            return port
+        self.ports[name] = fresh
+        return fresh
 
     def _admit(self, name: str, guard: LineGuard, frame: Frame) -> bool:
         """The line guard's verdict on a new data frame: traced and, when worth it, reported as an incident."""
