@@ -56,8 +56,20 @@ def _jsonl_server() -> Callable[[bytes], int]:
     return feed
 
 
+def _bus_server() -> Callable[[bytes], int]:
+    from gameserver.dialects import bus_wire  # the reference server's own decoder, written from the spec
+
+    decoder = bus_wire.Decoder()
+
+    def feed(data: bytes) -> int:
+        return sum(1 for item in decoder.feed(data) if isinstance(item, bus_wire.BusFrame))
+
+    return feed
+
+
 #: dialect name -> its reference-server decoder, for the dialects whose server side has a standalone one.
 SERVER_SIDES: dict[str, ServerFeed] = {
+    "xocdia-bus": _bus_server,
     "xocdia-jsonl": _jsonl_server,
 }
 KINDS = ("split", "pair", "flip", "cut", "garbage", "garbage+frame")

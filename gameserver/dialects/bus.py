@@ -3,13 +3,14 @@
 
 One request is on the bus at a time. A poll cycle starts every :data:`POLL_INTERVAL_S`; in it each device of the
 line gets a POLL carrying the seq of the last report the server accepted from it (its acknowledgement). A device
-that answers with a report is polled again at once (up to :data:`BURST` times a cycle), so its queue drains and
-its report is acknowledged without waiting for the next cycle. A request unanswered after
-:data:`RESPONSE_TIMEOUT_S` is repeated, :data:`RETRIES` times (once for a device already reported silent), then the
-cycle moves on. Lamp commands are WRITE requests to the lamp, sent before the next poll and repeated until the lamp
-acknowledges them (after the retries of one cycle, again in the next: never dropped). A report whose seq equals the
-last one accepted from its address is a duplicate: acknowledged again, not acted on. A device that has not
-answered for ``silence_s`` is reported silent by :meth:`BusLine.tick` (once, until it answers again).
+that answers with a report is polled again at once (up to :data:`BURST` times a cycle, and only while the cycle is
+within its interval), so its queue drains and its report is acknowledged without waiting for the next cycle. A
+request unanswered after :data:`RESPONSE_TIMEOUT_S` is repeated, :data:`RETRIES` times (once for a device already
+reported silent), then the cycle moves on. Lamp commands are WRITE requests to the lamp, sent before the next poll
+and repeated until the lamp acknowledges them (after the retries of one cycle, again in the next: never dropped). A
+report whose seq equals the last one accepted from its address is a duplicate: acknowledged again, not acted on. A
+device that has not answered for ``silence_s`` is reported silent by :meth:`BusLine.tick` (once, until it answers
+again).
 """
 
 from __future__ import annotations
@@ -126,13 +127,13 @@ class BusLine(ServerLine):
             device.last_rx = now
             device.up = device.heard = True
             self._peer = device.role
-            frame = self._reply(device, item)
+            frame = self._reply(device, item, now)
             if frame is not None:
                 out.append(frame)
         self._next_request(now)
         return out
 
-    def _reply(self, device: _Device, item: BusFrame) -> Frame | None:
+    def _reply(self, device: _Device, item: BusFrame, now: float) -> Frame | None:
         pending = self.pending
         answered = pending is not None and not pending.write and pending.role == device.role
         if item.type in ("ACK", "NAK"):
@@ -155,7 +156,7 @@ class BusLine(ServerLine):
         if answered:
             self.pending = None
             device.burst += 1
-            if device.burst > BURST:
+            if device.burst > BURST or now >= self.cycle_due - EPS:  # the cycle overran: the others first
                 self._done_with_device()
         return item.to_frame() if fresh else None
 

@@ -305,7 +305,8 @@ class Decoder:
     it has arrived and its CRC holds. Bytes before a start byte are ``garbage``; a start byte whose candidate fails
     the CRC (``crc``) or has an impossible length (``syntax``) is reported with the bytes up to the next start byte,
     where the hunt goes on; a candidate still incomplete when a later start byte begins a whole valid frame is
-    ``truncated``. Never raises."""
+    ``truncated``, and so is a valid one when a start byte inside it begins a whole, valid and well-formed frame
+    reaching past it. Never raises."""
 
     def __init__(self) -> None:
         self._buf = b""
@@ -324,6 +325,21 @@ class Decoder:
         crc = crc16_modbus(body)
         return end if buf[end - 2] == crc & 0xFF and buf[end - 1] == crc >> 8 else -1
 
+    def _reaching_past(self, buf: bytes, i: int, end: int) -> int | None:
+        """0: the valid frame ``buf[i:end]`` stands. A position inside it: a whole, valid, well-formed frame starts
+        there and ends after ``end`` (the first was cut and the next frame's head completed its CRC by chance).
+        None: wait, its last byte is a start byte followed by a plausible length (a real frame ending in 0xA5 is
+        followed by a start byte, an impossible length, or by nothing)."""
+        for j in range(i + 1, end):
+            if buf[j] == START:
+                other = self._whole(buf, j)
+                if other > end and isinstance(parse_body(buf[j + 2 : other - 2]), BusFrame):
+                    return j
+        last = end - 1
+        if buf[last] == START and len(buf) > end and MIN_LEN <= buf[end] <= MAX_LEN and not self._whole(buf, last):
+            return None
+        return 0
+
     def feed(self, data: bytes) -> list[BusFrame | BadFrame]:
         buf = self._buf + bytes(data)
         out: list[BusFrame | BadFrame] = []
@@ -338,6 +354,14 @@ class Decoder:
                 i = s
             end = self._whole(buf, i)
             if end > 0:
+                # a cut frame whose CRC the next frame's first bytes happened to complete?
+                late = self._reaching_past(buf, i, end)
+                if late is None:
+                    break
+                if late:
+                    out.append(BadFrame("truncated", buf[i:late]))
+                    i = late
+                    continue
                 out.append(parse_body(buf[i + 2 : end - 2]))
                 i = end
                 continue

@@ -11,10 +11,11 @@ import pytest
 
 from gameserver.dialects import bus_wire
 from gameserver.protocol import BadFrame as ServerBadFrame
-from harness.wire.dialects.bus_codec import CODEC, ROLE_AT, Poll
+from harness.wire.dialects.bus import BusDialect, golden_frame
+from harness.wire.dialects.bus_codec import CODEC
 from harness.wire.dialects.parts import crc16_modbus
-from harness.wire.protocol.codec import BadFrame, crc16, parse_frame
-from harness.wire.protocol.messages import Frame, Source
+from harness.wire.protocol.codec import BadFrame
+from harness.wire.protocol.messages import Frame
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol" / "xocdia-bus"
 
@@ -28,14 +29,7 @@ INVALID = _load("invalid.jsonl")
 
 
 def harness_frame(v: dict[str, Any]) -> Frame:
-    """The harness's semantic frame for a vector, built through the ASCII protocol's text form (so that the
-    vectors' field strings mean what docs/protocol.md says)."""
-    if v["type"] == "POLL":
-        return Frame(0, Source.SERVER, Poll(ROLE_AT[v["addr"]], int(v["fields"]["ack"])))
-    body = " ".join(["1", str(v["seq"]), v["src"], v["type"], *(f"{k}={x}" for k, x in v["fields"].items())])
-    frame = parse_frame(b"$%s*%04X\r\n" % (body.encode(), crc16(body.encode())))
-    assert isinstance(frame, Frame), frame
-    return frame
+    return golden_frame(v)
 
 
 def test_crc16_modbus_check_values() -> None:
@@ -106,3 +100,12 @@ def test_gameserver_encoder_refuses_what_the_bus_cannot_carry() -> None:
     for args in bad:
         with pytest.raises(ValueError):
             bus_wire.encode(*args)
+
+
+def test_dialect_parses_its_golden_file_for_the_conformance_kit() -> None:
+    dialect = BusDialect()
+    pairs = dialect.parse_golden((FIXTURES / "golden.jsonl").read_text())
+    assert len(pairs) == len(GOLDEN)
+    assert all(CODEC.encode(frame) == raw for frame, raw in pairs)
+    with pytest.raises(ValueError, match="line 1"):
+        dialect.parse_golden('{"type": "ON"}')

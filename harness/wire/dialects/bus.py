@@ -9,16 +9,18 @@ Addresses are fixed by role: BOWL=1, SHAKER=2, READER=3, LAMP=4, CONSOLE=5. The 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from harness.wire.dialects.base import DeviceEnd, Dialect, DialectError, EndSettings, FrameCodec, LineSpec, ServerEnd
-from harness.wire.dialects.bus_codec import ADDRESS, CODEC
+from harness.wire.dialects.bus_codec import ADDRESS, CODEC, ROLE_AT, Poll
 from harness.wire.dialects.bus_ends import BusDeviceEnd, BusServerEnd
-from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.protocol.codec import crc16, parse_frame
+from harness.wire.protocol.messages import DEVICES, Frame, Source
 
-__all__ = ["ADDRESS", "BusDialect"]
+__all__ = ["ADDRESS", "BusDialect", "golden_frame"]
 
 _LINE_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,31}\Z")
 _ROLE_NAMES = ", ".join(s.value for s in DEVICES)
@@ -44,6 +46,8 @@ class BusDialect(Dialect):
         "retries": 2,
         "lines": None,
     }
+
+    golden_file = "protocol/xocdia-bus/golden.jsonl"
 
     def configure(self, options: Mapping[str, Any]) -> None:
         for key in ("poll_interval_s", "response_timeout_s"):
@@ -107,3 +111,31 @@ class BusDialect(Dialect):
 
     def server_end(self, line: LineSpec, settings: EndSettings, now: float) -> ServerEnd:
         return BusServerEnd(self, line, settings, now)
+
+    def parse_golden(self, text: str) -> list[tuple[Frame, bytes]]:
+        """Every vector of :attr:`golden_file`: its frame (:func:`golden_frame`) and its ``hex`` bytes."""
+        out = []
+        for n, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                case = json.loads(line)
+                out.append((golden_frame(case), bytes.fromhex(case["hex"])))
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"line {n}: {exc}") from None
+        return out
+
+
+def golden_frame(case: Mapping[str, Any]) -> Frame:
+    """The semantic frame a golden vector describes (``addr``, ``src``, ``type``, ``seq`` and ``fields``, the field
+    strings of docs/protocol.md), read through the ASCII protocol's own parser so that the strings mean what that
+    document says. Raises ValueError when they do not make a frame."""
+    fields = case["fields"]
+    if case["type"] == "POLL":
+        return Frame(0, Source.SERVER, Poll(ROLE_AT[int(case["addr"])], int(fields["ack"])))
+    body = " ".join(["1", str(case["seq"]), case["src"], case["type"], *(f"{k}={v}" for k, v in fields.items())])
+    raw = body.encode("ascii")
+    frame = parse_frame(b"$%s*%04X\r\n" % (raw, crc16(raw)))
+    if not isinstance(frame, Frame):
+        raise ValueError(f"{body!r}: {frame.detail}")
+    return frame

@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 #: still finds the work due (the in-process bench arms its timers a microsecond early).
 EPS = 1e-6
 #: Follow-up polls per device and cycle: a device that answered with a report is polled again at once (the poll
-#: acknowledges it and fetches the next one), at most this many times a cycle.
+#: acknowledges it and fetches the next one), at most this many times a cycle and only while the cycle is within its
+#: poll interval (on a slow line every device first gets its turn).
 BURST = 4
 _REPORTS: dict[Source, frozenset[type[Message]]] = {
     src: frozenset(cls for owner, cls in REPORT_CODES.values() if owner is src) for src in Source
@@ -303,13 +304,13 @@ class BusServerEnd(ServerEnd):
                 continue
             station.last_rx = now
             station.up = True
-            new = self._on_reply(station, item)
+            new = self._on_reply(station, item, now)
             if new is not None:
                 out.append(new)
         self._advance(now)
         return out
 
-    def _on_reply(self, station: _Station, frame: Frame) -> Frame | None:
+    def _on_reply(self, station: _Station, frame: Frame, now: float) -> Frame | None:
         msg, request = frame.message, self.request
         polled = request is not None and not request.write and request.role is station.role
         if isinstance(msg, Ack | Nak):
@@ -333,7 +334,7 @@ class BusServerEnd(ServerEnd):
         if polled:
             self.request = None
             station.burst += 1
-            if station.burst > BURST:
+            if station.burst > BURST or now >= self.cycle_due - EPS:  # no follow-up once the cycle overruns
                 self._next_in_cycle()
         return frame if new else None
 
