@@ -39,6 +39,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.rules_audit",
     "harness.cli.dialects",
     "harness.cli.replay",
+    "harness.cli.init",
 )
 
 
