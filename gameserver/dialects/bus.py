@@ -179,7 +179,8 @@ class BusLine(ServerLine):
         pending = self.pending
         if pending is not None and now >= pending.due - EPS:
             pending.tries += 1
-            if pending.tries <= (self.retries if self.devices[pending.role].up else 0):
+            device = self.devices[pending.role]
+            if pending.tries <= (self.retries if device.up and (device.expected or device.heard) else 0):
                 pending.due = now + self.timeout
                 self._out += pending.raw
             else:

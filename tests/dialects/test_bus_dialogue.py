@@ -355,3 +355,26 @@ def test_reconnect_resends_an_unseen_report_after_hello(master: str) -> None:
     reader = [i[1] for _t, i in ex.delivered if i[0] == "READER"]
     assert reader == ["HELLO", "HELLO", "RESULT"]
     assert ex.device.pending() == 0
+
+
+def test_reference_server_scans_a_line_without_roles() -> None:
+    """A line that is not named ``bus`` and has no roles configured: all five addresses are polled, a device is
+    expected once it answered, and absent ones are never reported (nor retried)."""
+    ex = Exchange("gameserver", device_roles=(Source.BOWL, Source.LAMP))
+    ex.master = ServerMaster.__new__(ServerMaster)
+    ex.master.line = BusLine("table", (), 0.0, 3.0)
+    assert ex.master.line.roles == () and not ex.master.line.carries_lamp
+    ex.run(4.0)
+    assert sorted(i[0] for i in ex.items("HELLO")) == ["BOWL", "LAMP"]
+    assert ex.silent == [] and ex.master.line.carries_lamp and ex.master.line.up
+    rejected = [e for _t, _s, e in ex.events if type(e).__name__ == "Rejected"]
+    assert rejected  # polls to the absent addresses reached this line: traced, not answered
+    ex.mute.add(Source.BOWL)
+    ex.run(4.0)
+    assert [r for _t, r in ex.silent] == ["BOWL"]
+
+
+def test_reference_server_bus_line_without_roles_expects_all_five() -> None:
+    line = BusLine("bus", (), 0.0, 3.0)
+    assert line.roles == ("BOWL", "SHAKER", "READER", "LAMP", "CONSOLE") and line.carries_lamp
+    assert sorted(line.tick(3.0)) == sorted(line.roles)
