@@ -110,6 +110,8 @@ class Rig:
     _table_ends: dict[int, RoundEnded] = field(default_factory=dict)
     _events_seen: int = 0  # server round events already indexed below
     _server_ends: dict[str, RoundEvent] = field(default_factory=dict)
+    _opened_seen: int = 0  # server round events already read for the opened-rounds set below
+    _opened_ids: set[str] = field(default_factory=set)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -125,8 +127,7 @@ class Rig:
         an adapter path that does not load) with a message naming what is wrong; nothing is left open on failure."""
         profile = load_profile(bench.profile)  # validate everything before opening any port
         table_script = Script.from_data(script or [], "scenario script")
-        options = {**bench.server.options, "url": bench.server.url, "command": list(bench.server.command)}
-        adapter = load_adapter(bench.server.adapter, options)
+        adapter = load_adapter(bench.server.adapter, bench.server.adapter_options())
         tmp = tempfile.TemporaryDirectory(prefix="xocdia-rig-")
         workdir = Path(tmp.name)
         env: simpy.Environment = SelectEnvironment() if bench.realtime else simpy.Environment()
@@ -171,6 +172,7 @@ class Rig:
         )
         try:
             adapter.start(setup)
+            adapter.provision_players(setup.players)
         except BaseException:
             rig.close()
             raise
@@ -265,7 +267,7 @@ class Rig:
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
         table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError."""
         before = self.adapter.round_events()
-        known = {e.round_id for e in before if e.kind == RoundEventKind.OPENED}
+        known = self._opened_before(before)
         seen = len(before)  # the event log only grows: later checks read what came after
         self.supervise("open")
         found: list[str] = []
@@ -292,6 +294,15 @@ class Rig:
             )
         self.opened.append(rid)
         return rid
+
+    def _opened_before(self, events: list[RoundEvent]) -> set[str]:
+        """The ids of the rounds ``events`` (the cumulative log) reports opened: the rig's own set, brought up to
+        date by reading only the events it has not read yet."""
+        for event in events[self._opened_seen :]:
+            if event.kind == RoundEventKind.OPENED:
+                self._opened_ids.add(event.round_id)
+        self._opened_seen = len(events)
+        return self._opened_ids
 
     def unplug(self, device: str) -> None:
         """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the

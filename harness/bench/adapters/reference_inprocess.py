@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import simpy
@@ -324,19 +323,23 @@ class InProcessAdapter(GameServerAdapter):
         self._require_up()
         if player_id not in self._connected:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
-        base = BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, confirmed=not lose_reply)
+        confirmed = not lose_reply
         try:
             ack, _replayed = self.engine.place_bet(player_id, client_bet_id, bet_type, stake)
         except Rejection as exc:
             self._flush()
-            return replace(base, code=exc.code)
+            return BetReply(player_id, client_bet_id, bet_type, stake, False, confirmed, code=exc.code)
         finally:
             if lose_reply:
                 self._connected.discard(player_id)
         self._flush()
-        return replace(
-            base,
-            accepted=True,
+        return BetReply(
+            player_id,
+            client_bet_id,
+            bet_type,
+            stake,
+            True,
+            confirmed,
             bet_id=str(ack.bet_id),
             round_id=str(ack.round_id),
             balance_before=ack.balance_before,

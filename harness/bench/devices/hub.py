@@ -191,10 +191,10 @@ class DeviceHub:
             self._dispatch(port.end.receive(data, now), now)
 
     def _flush(self, port: DevicePort, now: float) -> None:
-        port.dirty = True  # a write may move the line's timers or the transport's release times
         out = port.end.take_output()
         if not out or not port.connected:
             return
+        port.dirty = True  # a write may move the transport's release times: service the port once more
         try:
             port.transport.write(out)
         except TransportClosed:
