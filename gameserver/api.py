@@ -31,6 +31,7 @@ from gameserver.http_input import ApiError, authenticate, error, read_json
 from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
 from gameserver.model import Rejection
 from gameserver.openapi import openapi_document
+from gameserver.provision import parse_players
 from gameserver.service import GameService
 
 #: HTTP status of each engine rejection code (everything else a rejection can carry is 409).
@@ -76,6 +77,7 @@ class Api:
             Route("/v1/rounds/{round_id:int}", self.recall),
             Route("/v1/outcomes.csv", self.outcomes_csv),
             Route("/v1/events", self.events),
+            Route("/v1/supervisor/players", self.provision, methods=["POST"]),
             Route("/v1/supervisor/{action}", self.supervise, methods=["POST"]),
             WebSocketRoute("/v1/stream", self.stream),
         ]
@@ -274,6 +276,23 @@ class Api:
             raise ApiError(404, "unknown_action", f"unknown supervisor action {action!r}")
         await self._run(command)
         return JSONResponse({"ok": True, "table": await self._run(_table_state)})
+
+    async def provision(self, request: Request) -> Response:
+        """Create test players, each with a wallet and a token (supervisor only; :mod:`gameserver.provision`)."""
+        self._supervisor(request)
+        players = parse_players(await read_json(request), set(self.tokens))
+
+        def open_all(engine: RoundEngine) -> None:
+            taken = [pid for pid, _, _ in players if pid in engine.wallets]
+            if taken:
+                raise Rejection("wallet_exists", f"player {taken[0]!r} already has a wallet")
+            for pid, _, balance in players:
+                engine.open_wallet(pid, balance)
+
+        await self._run(open_all)
+        for pid, token, _ in players:
+            self.tokens[token] = Principal(pid, "player")
+        return JSONResponse({"ok": True, "players": [pid for pid, _, _ in players]})
 
     async def stream(self, ws: WebSocket) -> None:
         """Round events as JSON text messages; a player sees public events only (no other player's bets)."""

@@ -200,6 +200,23 @@ def _schemas(config: EngineConfig) -> dict[str, Any]:
         "SupervisorAction": _obj({"reason": reason}, []),
         "Correction": _obj({"round_id": _INT, "faces": faces4}),
         "SupervisorResult": _obj({"ok": {"const": True}, "table": _ref("TableState")}),
+        "NewPlayers": _obj(
+            {
+                "players": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 100,
+                    "items": _obj(
+                        {
+                            "id": {"type": "string", "pattern": "^[A-Za-z0-9_.:-]{1,64}$"},
+                            "token": {"type": "string", "pattern": "^[!-~]{16,200}$"},
+                            "balance": {"type": "integer", "minimum": 0, "maximum": 10**15},
+                        }
+                    ),
+                }
+            }
+        ),
+        "PlayersCreated": _obj({"ok": {"const": True}, "players": {"type": "array", "items": _STR}}),
     }
 
 
@@ -284,6 +301,14 @@ def openapi_document(config: EngineConfig | None = None) -> dict[str, Any]:
             {"200": _json("SupervisorResult")},
             "400 401 403 409 413 415 422 503",
             body="Correction",
+        )
+    }
+    paths["/v1/supervisor/players"] = {
+        "post": _op(
+            "Create test players, each with a wallet, an opening balance and a token",
+            {"200": _json("PlayersCreated")},
+            "400 401 403 409 413 415 422 503",
+            body="NewPlayers",
         )
     }
     return {

@@ -40,6 +40,10 @@ class ServerSettings:
     url: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
+    def adapter_options(self) -> dict[str, Any]:
+        """What the adapter is constructed with: ``server.options`` plus ``url`` and ``command`` (the bench's)."""
+        return {**self.options, "url": self.url, "command": list(self.command)}
+
 
 @dataclass(frozen=True, slots=True)
 class Timing:

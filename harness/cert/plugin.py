@@ -30,9 +30,10 @@ import pytest
 from harness.bench.config import Bench, BenchError, load_bench
 from harness.bench.rig import Rig
 from harness.cert.feed import FeedPlugin
+from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
-from harness.cert.steps.context import CertContext
+from harness.cert.steps.context import NOT_APPLICABLE, CertContext
 from harness.judge.oracle import Verdict
 
 STEP_MODULES = (
@@ -228,7 +229,7 @@ class MatrixCollector:
                 str(props.get("xocdia_scenario", report.nodeid)),
                 tuple(c for c in str(props["xocdia_clauses"]).split(",") if c),
                 tuple(g for g in str(props.get("xocdia_gli", "")).split(",") if g),
-                report.outcome,
+                *_outcome(report),
             )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -248,6 +249,17 @@ class MatrixCollector:
         if alluredir:
             write_matrix_result(Path(alluredir), matrix)
             _write_environment(Path(alluredir), config)
+
+
+def _outcome(report: pytest.TestReport) -> tuple[str, str]:
+    """The scenario's outcome and reason: ``not-applicable`` with the bench's reason for a scenario ended by
+    :func:`~harness.cert.steps.context.not_applicable`, else pytest's outcome."""
+    if report.outcome == "skipped" and isinstance(report.longrepr, tuple):
+        message = str(report.longrepr[2])
+        _, found, reason = message.partition(NOT_APPLICABLE)
+        if found:
+            return NOT_APPLICABLE_OUTCOME, reason
+    return report.outcome, ""
 
 
 def _alluredir(config: pytest.Config) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import harness.cert.steps
 from harness.bench.adapters.loader import load_adapter
-from harness.bench.config import load_bench
+from harness.bench.config import Bench, load_bench
 from harness.cert.report.clauses import matches, rule_clauses
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
@@ -46,7 +46,12 @@ def register(subparsers: Any) -> None:
         default=[],
         help="folder of .feature files, repeatable; 'shipped' is the shipped suite (default: the shipped suite alone)",
     )
-    p.add_argument("--workers", type=non_negative_int, default=2, help="pytest-xdist workers (0: in this process)")
+    p.add_argument(
+        "--workers",
+        type=non_negative_int,
+        default=None,
+        help="pytest-xdist workers (0: in this process; default 2, or 0 on a bench attached by URL)",
+    )
     p.add_argument("--json", action="store_true", help="print the clause coverage and results as one JSON object")
     add_dialect_option(p)
     add_feed_options(p, pace=False)
@@ -72,7 +77,8 @@ def feature_folders(names: list[str]) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     require_extra("certify", CERTIFY_EXTRA, "xocdia-hil certify")
     bench = load_bench(args.bench, args.dialect)
-    load_adapter(bench.server.adapter, bench.server.options)  # fail once, here, not in every scenario
+    load_adapter(bench.server.adapter, bench.server.adapter_options())  # fail once, here, not in every scenario
+    workers = _workers(args.workers, bench)
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
     folders = feature_folders(args.features)
     features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
@@ -88,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
         cmd += ["--tags", args.tags]
     if args.dialect:
         cmd += ["--dialect", args.dialect]
-    if args.workers:
-        cmd += ["-n", str(args.workers)]
+    if workers:
+        cmd += ["-n", str(workers)]
     env = dict(os.environ)
     if args.features:
         env["XOCDIA_FEATURES"] = os.pathsep.join(str(folder) for folder in folders)
@@ -100,12 +106,22 @@ def run(args: argparse.Namespace) -> int:
         return code or 1
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
     rules = rule_clauses()
-    covered = sum(1 for c in rules if matrix["clauses"].get(c))
+    unexercised = matrix.get("unexercised", [])
+    covered = sum(1 for c in rules if matrix["clauses"].get(c) and c not in unexercised)
     if args.json:
         status = code or (1 if matrix["uncovered"] and not args.tags and features is None else 0)
         summary = {
-            "clauses": {"covered": covered, "of": len(rules), "uncovered": matrix["uncovered"]},
-            "scenarios": {"passed": matrix["passed"], "failed": matrix["failed"]},
+            "clauses": {
+                "covered": covered,
+                "of": len(rules),
+                "uncovered": matrix["uncovered"],
+                "unexercised": unexercised,
+            },
+            "scenarios": {
+                "passed": matrix["passed"],
+                "failed": matrix["failed"],
+                "not_applicable": len(matrix.get("not_applicable", [])),
+            },
             "clause_matrix": str(report / "clause-matrix.md"),
             "passed": status == 0,
         }
@@ -119,11 +135,34 @@ def run(args: argparse.Namespace) -> int:
     uncovered = matrix["uncovered"]
     if uncovered:
         print("uncovered clauses: " + ", ".join(uncovered))
+    not_applicable = matrix.get("not_applicable", [])
+    if not_applicable:
+        print(f"not applicable on this bench: {len(not_applicable)} scenarios (reasons in the clause matrix)")
+    if unexercised:
+        print("clauses not exercised on this bench: " + ", ".join(unexercised))
     if code != 0:
         return code
     if uncovered and not args.tags and features is None:
         return 1
     return 0
+
+
+def _workers(asked: int | None, bench: Bench) -> int:
+    """The xdist workers to run: ``asked``, else 2, or 0 on a bench whose server or device lines are attached by
+    URL (every scenario there shares one server and one set of lines, so they run one after another).
+
+    Raises:
+        CliError: two or more workers asked for on such a bench.
+    """
+    shared = bench.server.kind == "url" or bench.transport == "url"
+    if asked is None:
+        return 0 if shared else 2
+    if shared and asked >= 2:
+        raise CliError(
+            f"--workers {asked}: bench {bench.name} is attached by URL (one server, one set of device lines, shared "
+            "by every scenario); use --workers 0 or 1"
+        )
+    return asked
 
 
 def _pytest(cmd: list[str], env: dict[str, str], args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@ tests/bdd/test_steps_doc.py, on the lab scenario it runs.)"""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
@@ -44,6 +46,25 @@ def test_the_matrix_lists_uncovered_and_failing_clauses() -> None:
     assert matrix.uncovered == ("SH-3",)
     assert (matrix.passed, matrix.failed) == (1, 1)
     assert [r.title for r in matrix.rows["SH-1"]] == ["overlap", "drop"]
-    assert "| SH-1 | 2 | 1 | 1 | FAIL |" in matrix.to_markdown()
-    assert "| SH-3 | 0 | 0 | 0 | UNCOVERED |" in matrix.to_markdown()
+    assert "| SH-1 | 2 | 1 | 1 | 0 | FAIL |" in matrix.to_markdown()
+    assert "| SH-3 | 0 | 0 | 0 | 0 | UNCOVERED |" in matrix.to_markdown()
     assert [r.title for r in matrix.rows["GLI 4.16"]] == ["drop"]
+
+
+def test_not_applicable_scenarios_are_listed_with_their_reason_and_clauses_only_they_cover_are_unexercised() -> None:
+    results = [
+        ScenarioResult("a", "round", ("GP-1", "NET-1"), (), "passed"),
+        ScenarioResult("b", "kill", ("ERR-3", "NET-1"), (), "not-applicable", "cannot kill a server it did not start"),
+    ]
+    matrix = build_matrix(["GP-1", "NET-1", "ERR-3", "SH-3"], results)
+    assert (matrix.uncovered, matrix.unexercised) == (("SH-3",), ("ERR-3",))
+    assert (matrix.passed, matrix.failed) == (1, 0)
+    assert [r.nodeid for r in matrix.not_applicable] == ["b"]
+    text = matrix.to_markdown()
+    assert "| NET-1 | 2 | 1 | 0 | 1 | PASS |" in text and "| ERR-3 | 1 | 0 | 0 | 1 | NOT APPLICABLE |" in text
+    assert "- kill (ERR-3, NET-1): cannot kill a server it did not start" in text
+    doc = json.loads(matrix.to_json())
+    assert doc["unexercised"] == ["ERR-3"]
+    reason = "cannot kill a server it did not start"
+    want = {"scenario": "kill", "nodeid": "b", "clauses": ["ERR-3", "NET-1"], "reason": reason}
+    assert doc["not_applicable"] == [want]

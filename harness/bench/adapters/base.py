@@ -82,6 +82,13 @@ class GameServerAdapter(ABC):
     def start(self, setup: ServerSetup) -> None:
         """Bring the server up (or attach to it) with these players and devices. Raises AdapterError."""
 
+    def provision_players(self, players: tuple[PlayerSpec, ...]) -> None:
+        """Make the scenario's players exist on the server with exactly these opening balances: create or fund
+        test wallets. The bench calls it right after :meth:`start`, once per rig (so once per scenario), with the
+        same players as ``setup.players``. Default: nothing (a server the adapter starts gets its players in
+        :meth:`start`). Raises AdapterError when the server refuses."""
+        return
+
     @abstractmethod
     def stop(self) -> None:
         """Release everything started; idempotent, never raises."""

@@ -7,7 +7,9 @@ it is listening. Players bet over HTTP (``POST /v1/bets``) and are *connected* w
 (``/v1/stream``) is open; round events are read from the supervisor's ``/v1/events`` log.
 
 With ``server.kind: url`` (a staging server already running) nothing is started: ``options`` must give
-``players`` (id → token) and ``supervisor_token``; a lab would normally write its own adapter instead. Attached
+``supervisor_token``, and either ``players`` (id → token, accounts funded by hand) or nothing, when each scenario's
+players are created with their opening balances through :meth:`HttpAdapter.provision_players`; only the events
+logged after :meth:`HttpAdapter.start` are the scenario's. A lab would normally write its own adapter. Attached
 so, the adapter takes the server as up from :meth:`HttpAdapter.start` to :meth:`HttpAdapter.stop` (a dead server
 shows as failing calls) and cannot kill or restart it (:attr:`HttpAdapter.can_restart` is False).
 
@@ -24,13 +26,12 @@ import http.client
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -40,9 +41,10 @@ from websockets.exceptions import WebSocketException
 from websockets.sync.client import ClientConnection, connect
 
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.http_support import code_of, log_end, provision, resolve
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.errors import AdapterError
-from harness.records import BetRecordRow, BetReply, RoundEvent
+from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
 
 START_TIMEOUT_S = 20.0
 HTTP_TIMEOUT_S = 10.0
@@ -76,6 +78,7 @@ class HttpAdapter(GameServerAdapter):
         self._dead: list[subprocess.Popen[str]] = []  # processes ended by kill_server; their pipes close at stop
         self._pumps: list[threading.Thread] = []  # one stdout reader per process started
         self._attached = False  # started with ``url``: between start and stop, up by definition
+        self._ids: dict[str, str] = {}  # scenario player id -> server id, for players it created (attached)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -84,6 +87,7 @@ class HttpAdapter(GameServerAdapter):
             parts = urlsplit(url)
             self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
             self._attached = True
+            self._after = log_end(self._call, self._boss)  # earlier scenarios' rounds are not this one's
             return
         self._boss = "boss-" + setup.workdir.name
         self._tokens = {p.player_id: f"tok-{i}-{setup.workdir.name}" for i, p in enumerate(setup.players)}
@@ -115,7 +119,7 @@ class HttpAdapter(GameServerAdapter):
         cfg.write_text(yaml.safe_dump(config), encoding="utf-8")
         db = setup.workdir / "server.db"
         self._trace = setup.workdir / "server.serial.jsonl"
-        command = _resolve(list(self.options.get("command") or ["xocdia-server"]))
+        command = resolve(list(self.options.get("command") or ["xocdia-server"]))
         argv = [*command, "--db", str(db), "--port", "0", "--config", str(cfg), "--trace", str(self._trace)]
         for name, address in setup.devices.items():
             argv += ["--device", f"{name}={address}"]
@@ -151,6 +155,13 @@ class HttpAdapter(GameServerAdapter):
                 return int(line.rsplit(":", 1)[1])
         self.stop()
         raise AdapterError("start_failed", f"the server did not listen within {START_TIMEOUT_S:g} s")
+
+    def provision_players(self, players: tuple[PlayerSpec, ...]) -> None:
+        """Attached by ``url`` without a ``players`` option: create the scenario's players on the server
+        (:func:`~harness.bench.adapters.http_support.provision`); otherwise nothing (they are in the config it
+        started the server with, or were funded by hand). Raises AdapterError."""
+        if self._attached and not self.options.get("players"):
+            self._tokens, self._ids = provision(self._call, self._boss, players)
 
     def stop(self) -> None:
         for player in list(self._streams):
@@ -322,7 +333,7 @@ class HttpAdapter(GameServerAdapter):
                 balance_before=int(bet["balance_before"]),
                 balance_after=int(bet["balance_after"]),
             )
-        return BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, code=_code(data))
+        return BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, code=code_of(data))
 
     def _send_and_drop(self, player_id: str, body: dict[str, Any]) -> None:
         """Send the request and close the socket without reading the answer (the player's network drops)."""
@@ -339,7 +350,7 @@ class HttpAdapter(GameServerAdapter):
     def supervise(self, action: str, reason: str = "") -> None:
         status, data = self._call("POST", f"/v1/supervisor/{action}", self._boss, {"reason": reason} if reason else {})
         if status != 200:
-            raise AdapterError(_code(data), str(data.get("error", {}).get("message", data)))
+            raise AdapterError(code_of(data), str(data.get("error", {}).get("message", data)))
 
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
@@ -350,7 +361,7 @@ class HttpAdapter(GameServerAdapter):
         while True:
             status, data = self._call("GET", f"/v1/events?after={self._after}&limit=1000", self._boss)
             if status != 200:
-                raise AdapterError(_code(data), "cannot read the event log")
+                raise AdapterError(code_of(data), "cannot read the event log")
             rows = data["events"]
             for raw in rows:
                 self._after = max(self._after, int(raw["seq"]))
@@ -361,15 +372,15 @@ class HttpAdapter(GameServerAdapter):
                 return list(self._events)
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
-        status, data = self._call("GET", f"/v1/players/{player_id}/bets", self._boss)
+        status, data = self._call("GET", f"/v1/players/{self._ids.get(player_id, player_id)}/bets", self._boss)
         if status != 200:
-            raise AdapterError(_code(data), f"cannot read the bet record of {player_id}")
-        return [bet_row(r) for r in data["bets"]]
+            raise AdapterError(code_of(data), f"cannot read the bet record of {player_id}")
+        return [replace(bet_row(r), player_id=player_id) for r in data["bets"]]
 
     def balance(self, player_id: str) -> int:
-        status, data = self._call("GET", f"/v1/players/{player_id}/balance", self._boss)
+        status, data = self._call("GET", f"/v1/players/{self._ids.get(player_id, player_id)}/balance", self._boss)
         if status != 200:
-            raise AdapterError(_code(data), f"cannot read the balance of {player_id}")
+            raise AdapterError(code_of(data), f"cannot read the balance of {player_id}")
         return int(data["balance"])
 
     def evidence(self) -> dict[str, str]:
@@ -379,16 +390,3 @@ class HttpAdapter(GameServerAdapter):
         if self._stderr:
             out["server stderr"] = self._stderr
         return out
-
-
-def _code(data: Any) -> str:
-    if isinstance(data, dict) and isinstance(data.get("error"), dict):
-        return str(data["error"].get("code", "error"))
-    return "error"
-
-
-def _resolve(command: list[str]) -> list[str]:
-    """Find the program on PATH or beside this interpreter (a venv's ``bin`` that is not on PATH)."""
-    here = os.path.dirname(sys.executable)
-    found = shutil.which(command[0], path=os.pathsep.join([here, os.environ.get("PATH", "")]))
-    return [found or command[0], *command[1:]]

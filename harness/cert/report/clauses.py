@@ -38,42 +38,90 @@ def rule_clauses(path: Path = RULES_PATH) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
-    """One run scenario: its pytest id, title, clause and GLI tags, and outcome (passed/failed/skipped)."""
+    """One run scenario: its pytest id, title, clause and GLI tags, and outcome (passed, failed, skipped, or
+    ``not-applicable``: the bench cannot do what the scenario needs, ``reason`` says what)."""
 
     nodeid: str
     title: str
     clauses: tuple[str, ...]
     gli: tuple[str, ...]
     outcome: str
+    reason: str = ""
+
+
+NOT_APPLICABLE = "not-applicable"
 
 
 @dataclass(frozen=True, slots=True)
 class Matrix:
-    """clause → scenario results; ``uncovered``: catalogue clauses without a scenario."""
+    """clause → scenario results; ``uncovered``: catalogue clauses without a scenario; ``unexercised``: catalogue
+    clauses whose every scenario was not applicable to the bench (listed, not failed)."""
 
     rows: Mapping[str, tuple[ScenarioResult, ...]]
     uncovered: tuple[str, ...]
     failed: int
     passed: int
+    unexercised: tuple[str, ...] = ()
+
+    @property
+    def not_applicable(self) -> tuple[ScenarioResult, ...]:
+        """The scenarios not applicable to the bench, each once, in matrix order."""
+        seen: dict[str, ScenarioResult] = {}
+        for results in self.rows.values():
+            for r in results:
+                if r.outcome == NOT_APPLICABLE:
+                    seen.setdefault(r.nodeid, r)
+        return tuple(seen.values())
 
     def to_json(self) -> str:
         rows = {
-            clause: [{"scenario": r.title, "nodeid": r.nodeid, "outcome": r.outcome} for r in results]
+            clause: [
+                {
+                    "scenario": r.title,
+                    "nodeid": r.nodeid,
+                    "outcome": r.outcome,
+                    **({"reason": r.reason} if r.reason else {}),
+                }
+                for r in results
+            ]
             for clause, results in self.rows.items()
         }
-        doc = {"clauses": rows, "uncovered": list(self.uncovered), "passed": self.passed, "failed": self.failed}
+        doc = {
+            "clauses": rows,
+            "uncovered": list(self.uncovered),
+            "unexercised": list(self.unexercised),
+            "not_applicable": [
+                {"scenario": r.title, "nodeid": r.nodeid, "clauses": list(r.clauses), "reason": r.reason}
+                for r in self.not_applicable
+            ],
+            "passed": self.passed,
+            "failed": self.failed,
+        }
         return json.dumps(doc, indent=2)
 
     def to_markdown(self) -> str:
-        lines = ["| clause | scenarios | passed | failed | result |", "|---|---|---|---|---|"]
+        lines = ["| clause | scenarios | passed | failed | not applicable | result |", "|---|---|---|---|---|---|"]
         for clause, results in self.rows.items():
             ok = sum(r.outcome == "passed" for r in results)
             bad = sum(r.outcome == "failed" for r in results)
-            verdict = "UNCOVERED" if not results else ("FAIL" if bad else "PASS")
-            lines.append(f"| {clause} | {len(results)} | {ok} | {bad} | {verdict} |")
+            na = sum(r.outcome == NOT_APPLICABLE for r in results)
+            verdict = (
+                "UNCOVERED"
+                if not results
+                else ("FAIL" if bad else ("NOT APPLICABLE" if na == len(results) else "PASS"))
+            )
+            lines.append(f"| {clause} | {len(results)} | {ok} | {bad} | {na} | {verdict} |")
         if self.uncovered:
             lines.append("")
             lines.append("Uncovered clauses: " + ", ".join(self.uncovered))
+        if self.unexercised:
+            lines.append("")
+            lines.append(
+                "Clauses not exercised on this bench (every scenario not applicable): " + ", ".join(self.unexercised)
+            )
+        if self.not_applicable:
+            lines += ["", "Scenarios not applicable to this bench:", ""]
+            lines += [f"- {r.title} ({', '.join(r.clauses) or 'no clause'}): {r.reason}" for r in self.not_applicable]
         return "\n".join(lines) + "\n"
 
     def summary(self) -> str:
@@ -94,9 +142,10 @@ def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult]) -> M
         for clause in (*result.clauses, *(f"GLI {g}" for g in result.gli)):
             rows.setdefault(clause, []).append(result)
     uncovered = tuple(c for c in ordered if not rows[c])
+    unexercised = tuple(c for c in ordered if rows[c] and all(r.outcome == NOT_APPLICABLE for r in rows[c]))
     failed = sum(r.outcome == "failed" for r in all_results)
     passed = sum(r.outcome == "passed" for r in all_results)
-    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed)
+    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed, unexercised)
 
 
 def matches(expression: str, tags: Iterable[str]) -> bool:

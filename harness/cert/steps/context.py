@@ -8,12 +8,26 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
+
+import pytest
 
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
 from harness.judge.oracle import Verdict
 from harness.records import BetRecordRow, BetReply
+
+#: How a scenario's skip reason starts when the bench cannot run it; the clause matrix lists it as not applicable.
+NOT_APPLICABLE = "not applicable on this bench: "
+
+
+def not_applicable(reason: str) -> NoReturn:
+    """End the scenario as not applicable to this bench (what it needs, the bench cannot do: a server kill on a
+    server the harness did not start, unplugging a line it does not own, faults on a bench that forbids them).
+    It is neither passed nor failed: the clause matrix lists it with ``reason``, and ``certify`` names the clauses
+    the bench could not exercise. Raises pytest's skip exception."""
+    pytest.skip(NOT_APPLICABLE + reason)
+
 
 BET_NAMES = (
     "four_red",

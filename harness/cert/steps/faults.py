@@ -15,7 +15,9 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.bench.config import Bench, load_bench
+from harness.cert.steps.context import not_applicable
 from harness.faults.injector import run_schedule
+from harness.faults.prepare import InjectionRefused
 from harness.faults.result import RunResult
 from harness.faults.schedule import parse_schedule
 from harness.faults.schedule_model import FaultKind
@@ -95,7 +97,10 @@ def serial_noise(
 @when(parsers.parse("the fault schedule runs with seed {seed:d}"))
 def schedule_runs(fault_scenario: FaultScenario, bench: Bench, seed: int) -> None:
     schedule = parse_schedule({**fault_scenario.doc, "seed": seed}, "scenario schedule")
-    fault_scenario.result = run_schedule(fault_scenario.bench or bench, schedule)
+    try:
+        fault_scenario.result = run_schedule(fault_scenario.bench or bench, schedule)
+    except InjectionRefused as exc:  # e.g. a server kill on a server the harness did not start (attached by URL)
+        not_applicable(str(exc))
 
 
 @then("no checker reports a violation")

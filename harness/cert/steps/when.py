@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pytest_bdd import parsers, when
 
-from harness.cert.steps.context import CertContext, amount, bet_name
+from harness.cert.steps.context import CertContext, amount, bet_name, not_applicable
 from simulator.events import BettingClosed, ShakeEnded
 
 
@@ -35,7 +35,10 @@ def round_opens_blind(cert: CertContext, n: int) -> None:
     rig = cert.running()
     if n != len(rig.opened) + 1:
         raise AssertionError(f"round {n} cannot open next: {len(rig.opened)} rounds opened so far")
-    rig.unplug("lamp")
+    try:
+        rig.unplug("lamp")
+    except ValueError as exc:  # faults forbidden, or a line the bench does not own (e.g. a vendor's serial line)
+        not_applicable(str(exc))
     rig.open_round(table_sees=False)
 
 
