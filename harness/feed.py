@@ -17,9 +17,9 @@ Kinds and their data (every field optional unless named):
   closed, ended; ``status``, ``clause``, ``faces`` at the end; ``deadline``: betting's end in feed seconds).
 - ``table``: a ground-truth event of the model (``event``: the simulator's kind, then its fields); the round's
   opening, close and end are ``round`` events instead, and the crowd's seats and planned bets are left out.
-- ``lamp``: the lamp's state as the server set it (``state``, ``round``).
 - ``frame``: a device frame (``line``, ``device``, ``dir``: tx device -> server, rx server -> device, ``msg``
-  the decoded message, ``raw`` the line's last bytes in that direction, ``error`` for a bad or refused frame).
+  the decoded message, ``raw`` the line's last bytes in that direction, ``error`` for a bad or refused frame,
+  ``lamp`` the lamp's new state for a lamp command: OPEN, CLOSE, RESHAKE, PAUSE, RESUME, VOID).
 - ``bet``: a bet and its reply (``player``, ``bet``, ``stake``, ``accepted``, ``code``, ``round``, ``bet_id``).
 - ``balance``: the balances of the players who bet in a round, once it ended (``round``, ``balances``: player ->
   minor units).
@@ -41,14 +41,26 @@ from enum import StrEnum
 from typing import IO, Any
 
 FEED_FORMAT = 1
-_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str)  # one encoder: json.dumps with options makes one a call
+_ENCODER = json.JSONEncoder(separators=(",", ":"), default=str, ensure_ascii=False)
+
+
+def _encoder() -> Callable[[Any], str]:
+    """One compact JSON encoder made once (``json.dumps`` with options makes a new one a call): the C encoder
+    without the circular-reference check (feed data are plain trees), else the standard one."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    chunks = make(None, str, json.encoder.encode_basestring, None, ":", ",", False, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_ENCODE = _encoder()
 
 
 class FeedKind(StrEnum):
     BENCH = "bench"
     ROUND = "round"
     TABLE = "table"
-    LAMP = "lamp"
     FRAME = "frame"
     BET = "bet"
     BALANCE = "balance"
@@ -74,7 +86,7 @@ class FeedEvent:
     def to_json(self) -> str:
         """One JSON line (no newline): ``seq``, ``t`` (µs precision), ``kind``, ``data``, in that order."""
         obj = {"seq": self.seq, "t": round(self.t, 6), "kind": self.kind.value, "data": self.data}
-        return _ENCODER.encode(obj)
+        return _ENCODE(obj)
 
     @classmethod
     def from_json(cls, line: str) -> FeedEvent:

@@ -40,13 +40,20 @@ _QUIET_TRUTH = (BetSent, PlayerJoined, PlayerLeft, LinkUp)
 _ROUND_TRUTH = (RoundOpened, BettingClosed, RoundEnded)
 
 
+_FIELDS: dict[type[Message], tuple[str, ...]] = {}
+
+
 def message_text(message: Message) -> str:
     """A message as a person reads it: its wire type, then its fields (``OFF touch=True token=2``)."""
-    parts = [message.TYPE or type(message).__name__]
-    for f in dataclasses.fields(message):
-        value = getattr(message, f.name)
+    cls = type(message)
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(message))
+    parts = [message.TYPE or cls.__name__]
+    for name in names:
+        value = getattr(message, name)
         if value is not None and value != "":
-            parts.append(f"{f.name}={value}")
+            parts.append(f"{name}={value}")
     return " ".join(parts)
 
 
@@ -140,9 +147,8 @@ class TableTap:
         t = now - self._t0
         if isinstance(event, Received):
             message = event.frame.message
-            self._frame(t, line, src, "rx", message_text(message))
-            if type(message) in LAMP_COMMANDS:
-                self.feed.publish(FeedKind.LAMP, t, state=message.TYPE, round=getattr(message, "round", ""))
+            lamp = message.TYPE if type(message) in LAMP_COMMANDS else ""
+            self._frame(t, line, src, "rx", message_text(message), lamp=lamp)
         elif isinstance(event, Delivered):
             self._frame(t, line, src, "tx", message_text(event.message))
         elif isinstance(event, Refused):
@@ -152,8 +158,12 @@ class TableTap:
         elif isinstance(event, LinkChanged):
             self._frame(t, line, src, "link", "up" if event.up else "down", error="" if event.up else event.why)
 
-    def _frame(self, t: float, line: str, src: Source, direction: str, msg: str, error: str = "") -> None:
+    def _frame(
+        self, t: float, line: str, src: Source, direction: str, msg: str, error: str = "", lamp: str = ""
+    ) -> None:
         data: dict[str, Any] = {"line": line, "device": src.value, "dir": direction, "msg": msg}
+        if lamp:
+            data["lamp"] = lamp
         raw = self._raw(line, direction)
         if raw:
             data["raw"] = raw

@@ -92,33 +92,30 @@ class RigTap(TableTap):
         when it is back)."""
         rig, now = self.rig, self.now
         actions = rig.actions
-        for action in actions[self._actions :]:
-            if action.what != "bet":
-                self.feed.publish(FeedKind.NOTE, now, who=action.who, what=action.what, detail=action.detail)
-        self._actions = len(actions)
+        if len(actions) > self._actions:
+            for action in actions[self._actions :]:
+                if action.what != "bet":
+                    self.feed.publish(FeedKind.NOTE, now, who=action.who, what=action.what, detail=action.detail)
+            self._actions = len(actions)
         sent = rig.sent
-        for s in sent[self._sent :]:
+        for s in sent[self._sent :] if len(sent) > self._sent else ():
             r = s.reply
             self._sent_by_round.setdefault(r.round_id, []).append(s)
-            self.feed.publish(
-                FeedKind.BET,
-                now,
-                player=r.player_id,
-                bet=r.bet_type,
-                stake=r.stake,
-                accepted=r.accepted,
-                code=r.code,
-                round=r.round_id,
-                table_round=rig.driver.rounds.get(r.round_id, 0) if r.round_id else 0,
-                bet_id=r.bet_id,
-                after_close=s.after_close,
-            )
+            bet: dict[str, Any] = {"player": r.player_id, "bet": r.bet_type, "stake": r.stake, "accepted": r.accepted}
+            if r.code:
+                bet["code"] = r.code
+            if r.round_id:
+                bet["round"], bet["table_round"] = r.round_id, rig.driver.rounds.get(r.round_id, 0)
+            if s.after_close:
+                bet["after_close"] = True
+            self.feed.publish(FeedKind.BET, now, **bet)
         self._sent = len(sent)
         if self._history is not None:
             self._drain_history(now)
         if server:
             self._drain_server(now)
-        self._judge_pending()
+        if self._pending:
+            self._judge_pending()
 
     def _drain_server(self, now: float) -> None:
         rig = self.rig
@@ -128,16 +125,12 @@ class RigTap(TableTap):
             return
         for e in events[self._server :]:
             self._events_by_round.setdefault(e.round_id, []).append(e)
-            self.feed.publish(
-                FeedKind.SERVER,
-                now,
-                round=e.round_id,
-                table_round=rig.driver.rounds.get(e.round_id, 0),
-                event=str(e.kind),
-                clause=e.clause,
-                faces=e.faces,
-                reason=e.reason,
-            )
+            data: dict[str, Any] = {"round": e.round_id, "table_round": rig.driver.rounds.get(e.round_id, 0)}
+            data["event"] = str(e.kind)
+            for key, value in (("clause", e.clause), ("faces", e.faces), ("reason", e.reason)):
+                if value:
+                    data[key] = value
+            self.feed.publish(FeedKind.SERVER, now, **data)
             if e.ends_round and e.round_id not in self._server_ended:
                 self._server_ended[e.round_id] = e
                 self._pending[e.round_id] = None

@@ -122,8 +122,8 @@ def _print_rounds(event: FeedEvent) -> None:
         if state == "ended":
             state = f"{d['status']} {d.get('faces') or d.get('clause') or ''}".rstrip()
         print(f"{event.t:9.2f}  round {d['round']}: {state}", flush=True)
-    elif event.kind == FeedKind.LAMP:
-        print(f"{event.t:9.2f}  lamp {d['state']} {d.get('round', '')}".rstrip(), flush=True)
+    elif event.kind == FeedKind.FRAME and d.get("lamp"):
+        print(f"{event.t:9.2f}  lamp {d['msg']}", flush=True)
     elif event.kind == FeedKind.FRAME and d.get("dir") == "link":
         print(f"{event.t:9.2f}  {d['line']} line {d['msg']}{' (' + d['error'] + ')' if d.get('error') else ''}")
 

@@ -38,7 +38,9 @@ def test_a_run_publishes_rounds_frames_bets_server_events_and_verdicts() -> None
     feed = Feed()
     _play(feed)
     kinds = {e.kind for e in feed.events}
-    assert {FeedKind.BENCH, FeedKind.ROUND, FeedKind.TABLE, FeedKind.LAMP, FeedKind.FRAME} <= kinds
+    assert {FeedKind.BENCH, FeedKind.ROUND, FeedKind.TABLE, FeedKind.FRAME} <= kinds
+    lamps = [e.data["lamp"] for e in feed.events if e.kind == FeedKind.FRAME and "lamp" in e.data]
+    assert lamps[:3] == ["OPEN", "CLOSE", "OPEN"]
     assert {FeedKind.BET, FeedKind.SERVER, FeedKind.VERDICT, FeedKind.BALANCE, FeedKind.END} <= kinds
     balances = [e.data["balances"] for e in feed.events if e.kind == FeedKind.BALANCE]
     assert balances and all(isinstance(v, int) for b in balances for v in b.values())

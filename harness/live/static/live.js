@@ -40,6 +40,7 @@ function apply(ev) {
     case "table": tableEvent(ev, d); break;
     case "lamp": S.lamp = d.state || "off"; break;
     case "frame": {
+      if (d.lamp) S.lamp = d.lamp;
       const lane = S.lanes[d.line] || (S.lanes[d.line] = [], S.laneOrder.push(d.line), S.lanes[d.line]);
       push(lane, { t: ev.t, dir: d.dir, device: d.device, msg: d.msg, raw: d.raw || "", error: d.error || "" }, CAP.lane);
       break;
