@@ -68,12 +68,30 @@ Feature: Special handling at the table (SH-1..SH-5)
     And in round 1 token 1 is left standing after shake 2
     And in round 1 token 1 is left standing after shake 3
     And in round 1 token 1 is left standing after shake 4
+    And in round 1 the supervisor needs 5 s to clear the re-shake cap
     When round 1 opens
     And alice bets 2,000 on even
     And the round is played to the end
     Then the server cancels round 1 and refunds every bet
     And alice's bet on even is refund
     And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-3 @clause:ERR-1 @clause:ERR-2 @gli:4.16
+  Scenario: Past the re-shake cap the supervisor clears the table quickly: the round resumes and settles
+    Given in round 1 token 1 is left standing after shake 1
+    And in round 1 token 1 is left standing after shake 2
+    And in round 1 token 1 is left standing after shake 3
+    And in round 1 token 1 is left standing after shake 4
+    And in round 1 shake 5 lands r r w w
+    And in round 1 the supervisor needs 0.3 s to clear the re-shake cap
+    When round 1 opens
+    And alice bets 2,000 on two_red
+    And the round is played to the end
+    Then the server asks for 4 re-shakes in round 1
+    And the server settles round 1 on r r w w
+    And alice's bet on two_red returns 5,000
+    And alice's balance is 13,000
     And the oracle finds no difference
 
   @clause:SH-4a

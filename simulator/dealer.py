@@ -3,9 +3,11 @@
 Per round (GP-1..3): tokens and bowl on, shake, wait for *betting closed*, lift, reveal. The dealer applies the
 rules as a real table does: overlap → spread with the stick, outcome unchanged (SH-1); a drop → reassemble and shake
 again (SH-2); a standing token → shake again (SH-3); forgot to shake, early lift, touch on lift → void (SH-4a,
-SH-4b, SH-5). A round that needs more re-shakes than ``table.max_reshakes`` is an unexpected problem (ERR-1): the
-table pauses, the supervisor comes, and the round is cancelled (ERR-3): equipment that keeps failing is not a problem
-"resolved quickly".
+SH-4b, SH-5); when several void causes meet, the first established decides (RULES.md, "Precedence of void causes").
+A round that needs more re-shakes than ``table.max_reshakes`` since its last resume is an unexpected problem (ERR-1):
+the table pauses and the supervisor comes; if he resolves it within ``table.pause_timeout`` the round resumes with
+the re-shake it needed (ERR-2), otherwise it is cancelled (ERR-3). While the round is paused (by the table's own
+problem, or by the system: the lamp shows *paused*) the dealer neither lifts the bowl nor reads the tokens.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ Proc = Generator[Any, Any, Any]
 _DEALABLE = (LampState.BETTING_OPEN, LampState.PAUSED)
 # hot path: enum members read on every round, as module constants (why: simulator.lamp).
 _OPEN, _CLOSED, _VOID = LampState.BETTING_OPEN, LampState.BETTING_CLOSED, LampState.VOID
+_PAUSED = LampState.PAUSED
 _SETTLED = RoundStatus.SETTLED
 
 
@@ -113,6 +116,8 @@ class Dealer:
             lift_no += 1
             yield timeout(self.lift_time())
             lifted = table.incidents.lift(r, lift_no)
+            if (book.pause_depth or lamp.signal.state is _PAUSED) and not (yield from self._unpaused(book)):
+                return  # ERR-1: the bowl stays on while the round is paused; the round ended meanwhile
             # SH-4b is about the outcome being revealed early: judged when the bowl is off, not when the lift began.
             early = lifting_early and lamp.signal.state is not _CLOSED
             now = env.now
@@ -120,19 +125,20 @@ class Dealer:
             emit((Revealed, now, r, faces, overlap))
             if book.ended:
                 return
-            if book.plan.forget_shake:
-                table.end_round(book, RoundStatus.VOID, "SH-4a")
-                return
+            # The first void cause established decides: an early lift (during betting), then a forgotten shake
+            # (established when betting closed, before this lift), then a touch on this lift.
             if early:
                 table.end_round(book, RoundStatus.VOID, "SH-4b")
+                return
+            if book.plan.forget_shake:
+                table.end_round(book, RoundStatus.VOID, "SH-4a")
                 return
             if lifted.touched:
                 table.end_round(book, RoundStatus.VOID, "SH-5")
                 return
             if "S" not in faces:
                 break
-            if book.reshakes >= self.cap:
-                yield from self._over_cap(book)
+            if not (yield from self._may_reshake(book)):
                 return
             book.reshakes += 1
             emit((Reshake, env.now, r, ReshakeReason.STANDING, book.reshakes))
@@ -144,6 +150,8 @@ class Dealer:
             faces, overlap = shaken.faces, shaken.overlap
         if overlap:
             yield timeout(self.rearrange())
+            if (book.pause_depth or lamp.signal.state is _PAUSED) and not (yield from self._unpaused(book)):
+                return  # ERR-1: no read of the spread tokens while the round is paused
             emit((Rearranged, env.now, r, faces))
         if not book.ended:
             table.end_round(book, _SETTLED, None, faces)
@@ -174,10 +182,7 @@ class Dealer:
                 return None if book.ended else facts
             yield timeout(duration * facts.drop_at)
             emit((Dropped, env.now, r, book.shakes, facts.drop, facts.drop_token))
-            if book.ended:
-                return None
-            if book.reshakes >= self.cap:
-                yield from self._over_cap(book)
+            if book.ended or not (yield from self._may_reshake(book)):
                 return None
             yield timeout(self.reassemble())
             emit((Reassembled, env.now, r))
@@ -189,12 +194,41 @@ class Dealer:
             if book.ended:
                 return None
 
-    def _over_cap(self, book: RoundBook) -> Proc:
-        """ERR-1 then ERR-3: pause, the supervisor arrives, the round is cancelled."""
+    def _may_reshake(self, book: RoundBook) -> Proc:
+        """Whether the round goes on with the re-shake it needs (SH-2, SH-3). Past ``max_reshakes`` re-shakes since
+        the last resume, ERR-1: the table pauses and the supervisor comes; he resolves it in a time drawn from
+        ``problems.resolve`` (or the script's ``supervisor``): within ``pause_timeout`` the round resumes (ERR-2)
+        and this re-shake belongs to the budget before the resume (a game server counts it when the report arrives,
+        before its pause); otherwise the round is cancelled (ERR-3)."""
+        if book.since_resume < self.cap:
+            book.since_resume += 1
+            return True
         table = self.table
         table.pause(book, PauseReason.RESHAKE_CAP)
         settings = table.profile
-        wait = min(settings.problems.resolve.sample(self.stream), settings.table.pause_timeout)
-        yield table.env.timeout(wait)
-        if not book.ended:
-            table.end_round(book, RoundStatus.CANCELLED, "ERR-3")
+        resolve = settings.problems.resolve.sample(self.stream)  # drawn even when scripted: later draws stay put
+        if book.plan.supervisor is not None:
+            resolve = book.plan.supervisor
+        limit = settings.table.pause_timeout
+        yield self._timeout(min(resolve, limit))
+        if book.ended:
+            return False
+        if resolve <= limit:
+            table.resume(book)  # the budget starts again: ``since_resume`` is 0
+            return True
+        table.end_round(book, RoundStatus.CANCELLED, "ERR-3")
+        return False
+
+    def _unpaused(self, book: RoundBook) -> Proc:
+        """ERR-1: wait while the round is paused, by the table (its own problem) or by the system (the lamp shows
+        *paused* for this round). True once neither is paused; False if the round ended meanwhile (a pause the
+        system ends without resuming is the table's ERR-3: :meth:`simulator.table.Table.lamp_changed`)."""
+        lamp, r = self.table.lamp, book.round
+        while not book.ended:
+            signal = lamp.signal
+            lamp_paused = signal.state is _PAUSED and signal.round == r
+            if not lamp_paused and not book.pause_depth:
+                return True
+            resumed = book.resumed
+            yield lamp.changed | resumed if book.pause_depth and resumed is not None else lamp.changed
+        return False

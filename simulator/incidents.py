@@ -38,6 +38,7 @@ class RoundPlan:
     forget_shake: bool  # SH-4a
     early_lift: float | None  # SH-4b: lift at this fraction of the time left between shake end and the deadline
     problem: Problem | None  # ERR-1
+    supervisor: float | None  # seconds to clear a re-shake-cap pause (ERR-1); None: drawn from the profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ for _cls in (Problem, RoundPlan, ShakeFacts, LiftFacts):
     install_fast_init(_cls)
 
 # The answers of almost every round and lift; frozen, so one shared instance serves them all.
-_QUIET_ROUND = RoundPlan(False, None, None)
+_QUIET_ROUND = RoundPlan(False, None, None, None)
 _CLEAN_LIFT = LiftFacts(False, None)
 
 
@@ -123,9 +124,9 @@ class RandomIncidents:
         early = early_at if early_u < self._p_early else None
         if has_problem < self._p_problem:
             problem = Problem(after_u * self.profile.table.betting_period, resolve)
-            return RoundPlan(forget, early, problem)
+            return RoundPlan(forget, early, problem, None)
         if forget or early is not None:
-            return RoundPlan(forget, early, None)
+            return RoundPlan(forget, early, None, None)
         return _QUIET_ROUND
 
     def _start(self, round_no: int) -> None:

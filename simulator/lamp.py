@@ -7,6 +7,7 @@ lamp's state is set from the server's lamp commands arriving over serial; in a s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -45,7 +46,9 @@ class Lamp:
     """The lamp's current signal plus SimPy events to wait on its changes.
 
     ``changed`` fires on every change; ``opened`` fires only when a *new* round opens (not on a resume), so that
-    processes that care about new rounds wake once per round.
+    processes that care about new rounds wake once per round. ``on_change``, when set, is called at once with the
+    previous and the new signal on every change (a waiter woken by ``changed`` may see only the latest of several
+    changes made at one instant).
     """
 
     def __init__(self, env: simpy.Environment) -> None:
@@ -53,6 +56,7 @@ class Lamp:
         self.signal = LampSignal(LampState.OFF, 0, None)
         self.changed: simpy.Event = env.event()
         self.opened: simpy.Event = env.event()
+        self.on_change: Callable[[LampSignal, LampSignal], None] | None = None
 
     @property
     def state(self) -> LampState:
@@ -71,6 +75,8 @@ class Lamp:
         self.signal = signal
         fired, self.changed = self.changed, Event(self.env)
         fired.succeed(signal)
+        if self.on_change is not None:
+            self.on_change(previous, signal)
         if state is _OPEN and signal.round != previous.round:
             opened, self.opened = self.opened, Event(self.env)
             opened.succeed(signal)

@@ -16,6 +16,7 @@ random source, which is still consulted (so scripting round 3 leaves every other
     - {round: 8, forget_shake: true}      # SH-4a
     - {round: 9, early_lift: true}        # SH-4b
     - {round: 10, problem: {after: 2.0, resolve: 90.0}}   # ERR-1, then ERR-2 or ERR-3
+    - {round: 11, supervisor: 90.0}       # seconds the supervisor needs to clear a re-shake-cap pause
 
 Use ``overlap: false`` / ``drop: none`` / ``touch: false`` to force an incident *not* to happen. Forcing ``faces``
 on a shake also rules out a random drop on that shake (the forced faces are its outcome); ``drop`` in the same step
@@ -55,6 +56,7 @@ class ScriptStep:
     forget_shake: bool | None = None
     early_lift: bool | None = None
     problem: Problem | None = _UNSET
+    supervisor: float | None = None
 
     @property
     def forces_drop(self) -> bool:
@@ -78,6 +80,7 @@ _STEP_KEYS = (
     "forget_shake",
     "early_lift",
     "problem",
+    "supervisor",
 )
 
 
@@ -140,6 +143,11 @@ def step_from_mapping(data: Any, where: str) -> ScriptStep:
             raise fields.fail("drop", f"must be one of {allowed}, got {value!r}")
     if "problem" in data:
         step = replace(step, problem=_problem(data["problem"], fields.path("problem")))
+    if "supervisor" in data:
+        v = data["supervisor"]
+        if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+            raise fields.fail("supervisor", f"must be a number of seconds >= 0, got {v!r}")
+        step = replace(step, supervisor=float(v))
     return step
 
 
@@ -193,6 +201,8 @@ class ScriptedIncidents:
                 plan = replace(plan, early_lift=0.5 if step.early_lift else None)
             if step.forces_problem:
                 plan = replace(plan, problem=step.problem)
+            if step.supervisor is not None:
+                plan = replace(plan, supervisor=step.supervisor)
         return plan
 
     def shake(self, round_no: int, shake_no: int) -> ShakeFacts:

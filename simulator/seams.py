@@ -34,17 +34,19 @@ class RoundBook:
     cleared: simpy.Event  # the dealer has finished with the round and is free for the next
     shakes: int = 0
     reshakes: int = 0
+    since_resume: int = 0  # re-shakes since the round opened or last resumed: the budget ``max_reshakes`` caps
     ended: bool = False
     paused_since: float | None = None
     pause_depth: int = 0
     deadline: float | None = None  # the betting deadline first shown by the fixed lamp
+    closed_before_pause: bool = False  # the fixed lamp showed *betting closed* when the pause began
     paused_total: float = 0.0
     resumed: simpy.Event | None = field(default=None)
 
 
 class DealerTable(Protocol):
     """The table as the dealer sees it: the lamp it follows, the incidents it meets, the round books it deals, and
-    what it may do to a round (end it, pause it)."""
+    what it may do to a round (end it, pause it, resume it)."""
 
     profile: Profile
     env: simpy.Environment
@@ -57,6 +59,8 @@ class DealerTable(Protocol):
     def end_round(self, book: RoundBook, status: RoundStatus, clause: str | None, faces: str | None = None) -> None: ...
 
     def pause(self, book: RoundBook, reason: PauseReason) -> None: ...
+
+    def resume(self, book: RoundBook) -> None: ...
 
 
 class CrowdTable(Protocol):

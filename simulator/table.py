@@ -32,7 +32,7 @@ from simulator.events import (
 )
 from simulator.gcpause import gc_paused
 from simulator.incidents import IncidentSource, Problem, RandomIncidents
-from simulator.lamp import Lamp, LampState
+from simulator.lamp import Lamp, LampSignal, LampState
 from simulator.players import Crowd
 from simulator.profile import Profile
 from simulator.rng import RoundStream, Streams, Subsystem
@@ -42,6 +42,7 @@ from simulator.seams import Emit, RoundBook
 Listener = Callable[[Event], None]
 # hot path: enum members read on every round, as module constants (why: simulator.lamp).
 _OPEN, _CLOSED, _OFF = LampState.BETTING_OPEN, LampState.BETTING_CLOSED, LampState.OFF
+_PAUSED, _VOID = LampState.PAUSED, LampState.VOID
 _SETTLED = RoundStatus.SETTLED
 Proc = Generator[Any, Any, Any]
 
@@ -86,6 +87,7 @@ class Table:
         self.crowd = Crowd(self, count)
         self.controller = None if self.external_lamp else FixedScheduleController(self)
         if self.external_lamp:
+            self.lamp.on_change = self._lamp_changed
             self.env.process(self._watch_lamp())
 
     def _emit_notify(self, record: Record) -> None:
@@ -129,19 +131,34 @@ class Table:
             book.paused_since = self.env.now
             book.resumed = self.env.event()
             if not self.external_lamp:
+                book.closed_before_pause = self.lamp.state is _CLOSED
                 self.lamp.set(LampState.PAUSED, book.round)
 
     def resume(self, book: RoundBook) -> None:
-        """ERR-2: a problem is resolved; when none is left, the betting deadline moves by the pause's length."""
+        """ERR-2: a problem is resolved; the re-shake budget starts again (``max_reshakes`` counts re-shakes since
+        the last resume); when no problem is left, the betting deadline moves by the pause's length, and the fixed
+        lamp shows again what it showed before the pause."""
         assert book.paused_since is not None and book.resumed is not None and book.pause_depth > 0
         self.emit((Resumed, self.env.now, book.round))
         book.pause_depth -= 1
+        book.since_resume = 0
         if book.pause_depth == 0:
             book.paused_total += self.env.now - book.paused_since
             book.paused_since = None
             book.resumed.succeed()
-            if not self.external_lamp and book.deadline is not None and self.lamp.state is LampState.PAUSED:
-                self.lamp.set(LampState.BETTING_OPEN, book.round, book.deadline + book.paused_total)
+            if not self.external_lamp and self.lamp.state is LampState.PAUSED:
+                if book.closed_before_pause:
+                    self.lamp.set(_CLOSED, book.round)
+                elif book.deadline is not None:
+                    self.lamp.set(LampState.BETTING_OPEN, book.round, book.deadline + book.paused_total)
+
+    def _lamp_changed(self, previous: LampSignal, signal: LampSignal) -> None:
+        """External lamp: a pause the system ends without resuming the round (the lamp goes from *paused* to
+        *void*, or on to another round) cancelled the round (ERR-1 then ERR-3): that is the table's verdict."""
+        if previous.state is _PAUSED and (signal.state is _VOID or signal.round != previous.round):
+            book = self.current
+            if book is not None and book.round == previous.round and not book.ended:
+                self.end_round(book, RoundStatus.CANCELLED, "ERR-3")
 
     def _problem(self, book: RoundBook, problem: Problem) -> Proc:
         yield self.env.timeout(problem.after)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from harness.judge.paytable import PAYTABLE, returned
 from harness.records import BetResult, RoundEvent, RoundEventKind, RoundStatus
 from simulator.bets import BetType
-from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded
+from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded, ShakeSkipped
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,20 +100,26 @@ def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: fl
 
     SH-4b is a lift before the betting period ends, and the server ends it. The table judges "early" by its lamp,
     which shows the close late when the lamp's line is slow; a lift the table called early that came at or after
-    the server's close revealed nothing while bets were taken. Such a round is what the lift showed: void SH-5 if
-    the bowl touched a token, otherwise settled on the revealed faces. A reveal with a standing token or an overlap
-    keeps the table's verdict: the table stopped there, and what a re-shake or a rearrangement would have shown is
-    not known. Any other ``exp`` is returned unchanged.
+    the server's close revealed nothing while bets were taken. Such a round is what the close and the lift showed
+    (the first void cause established decides, RULES.md): void SH-4a if the dealer forgot to shake (established at
+    the close), void SH-5 if the bowl touched a token, otherwise settled on the revealed faces. A reveal with a
+    standing token or an overlap keeps the table's verdict: the table stopped there, and what a re-shake or a
+    rearrangement would have shown is not known. Any other ``exp`` is returned unchanged.
     """
     if exp.status != RoundStatus.VOID or exp.clause != "SH-4b":
         return exp
     lift: BowlLifted | None = None
+    skipped = False
     for event in truth:
-        if isinstance(event, BowlLifted) and event.round == exp.round and event.early:
+        if isinstance(event, ShakeSkipped) and event.round == exp.round:
+            skipped = True
+        elif isinstance(event, BowlLifted) and event.round == exp.round and event.early:
             lift = event
         elif lift is not None and isinstance(event, Revealed) and event.round == exp.round and event.t == lift.t:
             if lift.t < closed_at:
                 return exp
+            if skipped:
+                return ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes)
             if lift.touched:
                 return ExpectedRound(exp.round, RoundStatus.VOID, "SH-5", "", exp.reshakes)
             if "S" in event.faces or event.overlap:

@@ -97,24 +97,41 @@ def judge(obs: Observation) -> Verdict:
     expected = expected_by_round_id(
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
-    for event in obs.server_events:
-        rid = event.round_id
-        if rid in expected or not (event.kind == RoundEventKind.OPENED or event.ends_round):
+    ended = {event.round_id for event in obs.server_events if event.ends_round}
+    for rid in _server_rounds(obs):
+        if rid in expected:
             continue
         if rid not in obs.rounds:
-            # The table never saw it open (whether or not the server reported opening it): never started.
+            # The server played it (events, bets) but the table never saw it open: never started.
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
-        elif event.ends_round:
+        elif rid in ended:
             expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
     diffs: list[Difference] = []
     diffs += _check_rounds(obs, expected)
     bets = 0
-    for player, rows in sorted(obs.records.items()):
+    for player in sorted({*obs.records, *obs.opening, *obs.balances}):
+        rows = obs.records.get(player, ())
         bets += len(rows)
         diffs += _check_bets(rows, expected, obs.server_events)
         diffs += _check_balance(player, rows, expected, obs)
     diffs += _check_sent(obs)
     return Verdict(tuple(diffs), len(expected), bets, expected)
+
+
+def _server_rounds(obs: Observation) -> list[str]:
+    """Every round id the server named, in the order first named: in its round events, its bet records and its
+    acknowledgements of accepted bets."""
+    seen: dict[str, None] = {}
+    for event in obs.server_events:
+        seen.setdefault(event.round_id, None)
+    for rows in obs.records.values():
+        for row in rows:
+            seen.setdefault(row.round_id, None)
+    for sent in obs.sent:
+        if sent.reply.accepted:
+            seen.setdefault(sent.reply.round_id, None)
+    seen.pop("", None)
+    return list(seen)
 
 
 def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> list[Difference]:
@@ -190,11 +207,14 @@ def _check_balance(
     player: str, rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRound], obs: Observation
 ) -> list[Difference]:
     out: list[Difference] = []
-    if player not in obs.balances or player not in obs.opening:
-        return out
+    if player not in obs.opening:
+        what = f"balance of {player} (no opening balance known to the harness)"
+        return [Difference("", "", "GLI 2.8.2", what, "checked", "not checked")]
     want = obs.opening[player]
     for row in rows:
         want += expected_bet(expected.get(row.round_id), row.bet_type, row.wagered).returned - row.wagered
+    if player not in obs.balances:
+        return [Difference("", "", "GLI 2.8.2", f"balance of {player}", str(want), "not observed")]
     got = obs.balances[player]
     if got != want:
         out.append(Difference("", "", "GLI 2.8.2", f"balance of {player}", str(want), str(got)))
@@ -222,6 +242,8 @@ def _check_sent(obs: Observation) -> list[Difference]:
 def _describe(exp: ExpectedRound) -> str:
     if exp.status == RoundStatus.SETTLED:
         return f"settled on {exp.faces}"
+    if exp.status == NOT_STARTED:
+        return "void or cancelled (the table never played it)"
     return f"{exp.status} ({exp.clause})"
 
 

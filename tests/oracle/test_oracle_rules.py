@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from harness.judge import Observation, expected_bet, expected_rounds, judge
 from harness.judge.expect import ExpectedRound
 from harness.records import BetRecordRow, RoundEvent
-from simulator.events import BowlLifted, Reshake, ReshakeReason, Revealed, RoundEnded, RoundStatus
+from simulator.events import BowlLifted, Reshake, ReshakeReason, Revealed, RoundEnded, RoundStatus, ShakeSkipped
 
 # Typed from RULES.md (PAY-1..PAY-10): odds and the red counts that win; Big/Small push on two reds.
 HAND_ODDS = {
@@ -182,3 +182,48 @@ def test_after_the_servers_close_a_touched_lift_is_sh5_and_a_standing_token_keep
     assert judge(touched).passed
     standing = _late_lamp(faces="RSWR", server_end=RoundEvent("1", "void", 4.2, clause="SH-4b"))
     assert judge(standing).passed
+
+
+def test_a_balance_the_server_did_not_show_is_a_difference_not_a_silent_skip() -> None:
+    obs = Observation(
+        truth=[RoundEnded(2.0, 1, RoundStatus.SETTLED, None, "RRRW", 3, 0)],
+        rounds={"7": 1},
+        server_events=[RoundEvent("7", "opened", 0.0), RoundEvent("7", "settled", 2.0, faces="RRRW")],
+        records={"p1": [_row("70", "three_red", 100, "win", 380)], "p2": []},
+        balances={"p2": 500},
+        opening={"p1": 1000, "p2": 400},
+    )
+    assert [str(d) for d in judge(obs).differences] == [
+        "account [GLI 2.8.2]: balance of p1: expected 1280, server not observed",
+        "account [GLI 2.8.2]: balance of p2: expected 400, server 500",
+    ]
+
+
+def test_bets_in_a_round_the_table_never_played_are_flagged_even_without_round_events() -> None:
+    # The server took and settled a bet in round 12; it never reported the round, and the table never saw it open.
+    obs = Observation(
+        truth=[],
+        rounds={},
+        server_events=[],
+        records={"p1": [BetRecordRow("4", "12", "p1", "odd", 100, "win", 196, "settled", "RRRW", 500, 596)]},
+        balances={"p1": 596},
+        opening={"p1": 500},
+    )
+    verdict = judge(obs)
+    assert [str(d) for d in verdict.differences][:3] == [
+        "round 12 [NET-1]: round end: expected void or cancelled (the table never played it), server no end reported",
+        "round 12 bet 4 [NET-1]: result of p1 odd 100: expected refund, server win",
+        "round 12 bet 4 [NET-1]: returned for p1 odd 100: expected 100, server 196",
+    ]
+    assert verdict.rounds_checked == 1
+
+
+def test_after_the_servers_close_a_forgotten_shake_is_sh4a_whatever_the_lift_showed() -> None:
+    truth = [
+        ShakeSkipped(1.0, 1),
+        BowlLifted(4.161, 1, True, True, 2),
+        Revealed(4.161, 1, "RWRR", False),
+        RoundEnded(4.161, 1, RoundStatus.VOID, "SH-4b", None, None, 0),
+    ]
+    obs = replace(_late_lamp(server_end=RoundEvent("1", "void", 4.07, clause="SH-4a")), truth=truth)
+    assert judge(obs).passed

@@ -13,7 +13,7 @@ import pytest
 
 GOLDEN = {
     "standard": "a274b3cd35d5461c72f568f55b7e5ef37b3cce4f6ce113f2bc1a9912da688548",
-    "chaotic": "2839db181555381c6f9be6bcfc1b7276147ebcfa62bcf948e60ac66b11069237",
+    "chaotic": "935332423e5babdc6ffe9e18cd49e9821b7f1b490deb82ea9ef5bb6a6855a812",
     "compressed": "f1431a766b60ea79b9cc9c613dd182e5315f4506d93fa8b673101be77d6c7d3c",
 }
 

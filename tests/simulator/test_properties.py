@@ -19,6 +19,7 @@ from simulator.events import (
     PauseReason,
     Reshake,
     ReshakeReason,
+    Resumed,
     Revealed,
     RoundOpened,
     RoundStatus,
@@ -42,6 +43,25 @@ def _is_cap_pause(event: Event) -> bool:
     return isinstance(event, Paused) and event.reason is PauseReason.RESHAKE_CAP
 
 
+def _most_reshakes_between_resumes(events: list[Event]) -> int:
+    """The most re-shakes a round took between two resumes (the cap's budget). The re-shake that follows the
+    resume of a cap pause belongs to the budget before it (it is what made the pause)."""
+    most = count = 0
+    cap_paused = after_cap = False
+    for event in events:
+        if _is_cap_pause(event):
+            cap_paused = True
+        elif isinstance(event, Resumed):
+            count, after_cap, cap_paused = 0, after_cap or cap_paused, False
+        elif isinstance(event, Reshake):
+            if after_cap:
+                after_cap = False
+            else:
+                count += 1
+                most = max(most, count)
+    return most
+
+
 def check_run(events: list[Event], profile: Profile, rounds: int) -> None:
     """Assert every rule-level invariant of a run's event log."""
     times = [e.t for e in events]
@@ -60,7 +80,8 @@ def check_run(events: list[Event], profile: Profile, rounds: int) -> None:
         assert all(len(r.faces) == 4 and set(r.faces) <= set("RWS") for r in reveals)
         reshakes = [e for e in upto if isinstance(e, Reshake)]
         assert [r.count for r in reshakes] == list(range(1, len(reshakes) + 1))
-        assert end.reshakes == len(reshakes) <= cap
+        assert end.reshakes == len(reshakes)
+        assert _most_reshakes_between_resumes(upto) <= cap, f"round {round_no}: re-shake cap passed"
 
         if end.status is RoundStatus.SETTLED:
             flat = [r for r in reveals if "S" not in r.faces]

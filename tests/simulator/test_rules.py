@@ -160,6 +160,17 @@ def test_sh4b_an_early_lift_voids_the_round_before_betting_closes(quiet: Data) -
     assert (end.t, end.status, end.clause, end.faces, end.reds) == (lift.t, RoundStatus.VOID, "SH-4b", None, None)
 
 
+def test_several_void_causes_the_first_established_decides(quiet: Data) -> None:
+    # RULES.md, "Precedence of void causes": an early lift (during betting) comes before the forgotten shake
+    # (established at the close); a forgotten shake before a touch on a lift after the close.
+    early = round_one(quiet, [{"round": 1, "forget_shake": True, "early_lift": True, "touch": True}])
+    assert only(early, RoundEnded)[0].clause == "SH-4b"
+    assert only(early, BowlLifted)[0].early
+    late = round_one(quiet, [{"round": 1, "forget_shake": True, "touch": True, "touch_token": 1}])
+    assert only(late, BowlLifted) == [BowlLifted(16.5, 1, False, True, 1)]
+    assert only(late, RoundEnded) == [RoundEnded(16.5, 1, RoundStatus.VOID, "SH-4a", None, None, 0)]
+
+
 def test_sh5_a_touch_on_lift_voids_the_round(quiet: Data) -> None:
     events = round_one(quiet, [{"round": 1, "touch": True, "touch_token": 2}])
     assert only(events, BowlLifted) == [BowlLifted(16.5, 1, False, True, 2)]
@@ -167,19 +178,47 @@ def test_sh5_a_touch_on_lift_voids_the_round(quiet: Data) -> None:
 
 
 def test_standing_on_every_shake_past_the_cap_pauses_then_cancels(quiet: Data) -> None:
-    script = [{"round": 1, "shake": k, "standing": [0]} for k in (1, 2, 3, 4)]
+    script = [{"round": 1, "shake": k, "standing": [0]} for k in (1, 2, 3, 4)] + [{"round": 1, "supervisor": 90.0}]
     events = round_one(quiet, script)
     # Each re-shake adds place 1 + shake 4 + lift 1 = 6 s to the first reveal at 16.5.
     assert [e.t for e in only(events, Revealed)] == [16.5, 22.5, 28.5, 34.5]
     assert [(e.reason, e.count) for e in only(events, Reshake)] == [(ReshakeReason.STANDING, n) for n in (1, 2, 3)]
     assert only(events, Paused) == [Paused(34.5, 1, PauseReason.RESHAKE_CAP)]
-    # The supervisor needs 30 s (< pause_timeout 60 s): ERR-3 cancels at 64.5.
-    assert only(events, RoundEnded) == [RoundEnded(64.5, 1, RoundStatus.CANCELLED, "ERR-3", None, None, 3)]
+    # The supervisor needs 90 s (> pause_timeout 60 s): ERR-3 cancels at 94.5.
+    assert only(events, Resumed) == []
+    assert only(events, RoundEnded) == [RoundEnded(94.5, 1, RoundStatus.CANCELLED, "ERR-3", None, None, 3)]
+
+
+def test_past_the_cap_a_supervisor_who_resolves_in_time_resumes_the_round(quiet: Data) -> None:
+    # ERR-2 applies to the cap's pause like any problem: the supervisor needs 30 s (the quiet profile's draw,
+    # < pause_timeout 60 s), the round resumes at 64.5 with the re-shake it needed and settles on shake 5.
+    script = [{"round": 1, "shake": k, "standing": [0]} for k in (1, 2, 3, 4)] + [
+        {"round": 1, "shake": 5, "faces": "r r w r"}
+    ]
+    events = round_one(quiet, script)
+    assert only(events, Paused) == [Paused(34.5, 1, PauseReason.RESHAKE_CAP)]
+    assert only(events, Resumed) == [Resumed(64.5, 1)]
+    assert only(events, Reshake)[-1] == Reshake(64.5, 1, ReshakeReason.STANDING, 4)
+    # place 1 + shake 4 + lift 1 after the resume
+    assert only(events, RoundEnded) == [RoundEnded(70.5, 1, RoundStatus.SETTLED, None, "RRWR", 3, 4)]
+
+
+def test_after_a_resume_the_cap_counts_again_from_zero(quiet: Data) -> None:
+    # cap 1: shake 1 stands (re-shake 1), shake 2 stands (cap pause, resumed: re-shake 2 belongs to the old
+    # budget), shake 3 stands (re-shake 3, the first of the new budget), shake 4 stands (a second cap pause).
+    script = [{"round": 1, "shake": k, "standing": [2]} for k in (1, 2, 3, 4)] + [
+        {"round": 1, "shake": 5, "faces": "w w w w"}
+    ]
+    events = round_one(quiet, script, table__max_reshakes=1)
+    assert [p.reason for p in only(events, Paused)] == [PauseReason.RESHAKE_CAP] * 2
+    assert len(only(events, Resumed)) == 2
+    end = only(events, RoundEnded)[0]
+    assert (end.status, end.faces, end.reshakes) == (RoundStatus.SETTLED, "WWWW", 4)
 
 
 @pytest.mark.parametrize("cap", [0, 1, 2])
 def test_the_reshake_cap_is_a_profile_setting(quiet: Data, cap: int) -> None:
-    script = [{"round": 1, "shake": k, "standing": [3]} for k in range(1, cap + 2)]
+    script = [{"round": 1, "shake": k, "standing": [3]} for k in range(1, cap + 2)] + [{"round": 1, "supervisor": 61}]
     events = round_one(quiet, script, table__max_reshakes=cap)
     assert len(only(events, ShakeStarted)) == cap + 1
     assert len(only(events, Reshake)) == cap
@@ -189,7 +228,7 @@ def test_the_reshake_cap_is_a_profile_setting(quiet: Data, cap: int) -> None:
 
 
 def test_a_drop_on_every_shake_past_the_cap_pauses_without_reassembly(quiet: Data) -> None:
-    script = [{"round": 1, "shake": k, "drop": "plate"} for k in (1, 2, 3, 4)]
+    script = [{"round": 1, "shake": k, "drop": "plate"} for k in (1, 2, 3, 4)] + [{"round": 1, "supervisor": 90}]
     events = round_one(quiet, script)
     assert [d.shake for d in only(events, Dropped)] == [1, 2, 3, 4]
     assert [(e.reason, e.count) for e in only(events, Reshake)] == [(ReshakeReason.DROP, n) for n in (1, 2, 3)]
@@ -199,6 +238,15 @@ def test_a_drop_on_every_shake_past_the_cap_pauses_without_reassembly(quiet: Dat
     assert "reassembled" not in after
     assert only(events, Paused)[0].reason is PauseReason.RESHAKE_CAP
     assert only(events, RoundEnded)[0].clause == "ERR-3"
+
+
+def test_a_drop_past_the_cap_resolved_in_time_is_reassembled_after_the_resume(quiet: Data) -> None:
+    script = [{"round": 1, "shake": 1, "drop": "bowl"}, {"round": 1, "shake": 2, "faces": "w r w w"}]
+    events = round_one(quiet, script, table__max_reshakes=0)
+    moves = [k for k in kinds(events) if k not in ("round_opened", "betting_closed")]
+    assert moves[moves.index("dropped") :][:5] == ["dropped", "paused", "resumed", "reassembled", "reshake"]
+    end = only(events, RoundEnded)[0]
+    assert (end.status, end.faces, end.reshakes) == (RoundStatus.SETTLED, "WRWW", 1)
 
 
 def test_err2_a_problem_resolved_in_time_resumes_and_moves_the_deadline(quiet: Data) -> None:
@@ -280,10 +328,10 @@ def test_a_dealer_still_busy_with_a_cancelled_round_does_not_lose_the_next_round
 def test_a_reshake_cap_pause_during_an_equipment_pause_still_lets_the_table_go_on(quiet: Data) -> None:
     # Betting 2 s, placing 3 s: the equipment pause starts at 0.5, the lamp's deadline (2) passes during it, then the
     # plate drops during the first shake (in [3, 7)) with max_reshakes 0: a second, re-shake-cap pause. The
-    # supervisor resolves the equipment problem at 30.5; the cap pause cancels round 1 (ERR-3) 30 s after the drop.
-    # Round 1 must end cancelled and the table must go on to rounds 2 and 3.
+    # supervisor resolves the equipment problem at 30.5; the cap pause, which he cannot clear, cancels round 1 (ERR-3)
+    # 60 s after the drop. Round 1 must end cancelled and the table must go on to rounds 2 and 3.
     profile = profile_of(quiet, table__betting_period=2.0, table__max_reshakes=0, dealer__timing__place=3.0)
-    script = [{"round": 1, "drop": "plate", "problem": {"after": 0.5, "resolve": 30.0}}]
+    script = [{"round": 1, "drop": "plate", "problem": {"after": 0.5, "resolve": 30.0}, "supervisor": 90.0}]
     events = run_table(profile, seed=5, rounds=3, script=script)
     verdicts = ended(events)
     assert sorted(verdicts) == [1, 2, 3]

@@ -117,3 +117,15 @@ def table_problem(cert: CertContext, n: int, after: float, solve: float) -> None
     """
     _before_start(cert, "a problem stops the table")
     cert.script.append({"round": n, "problem": {"after": after, "resolve": solve}})
+
+
+@given(parsers.parse("in round {n:d} the supervisor needs {solve:g} s to clear the re-shake cap"))
+def supervisor_at_cap(cert: CertContext, n: int, solve: float) -> None:
+    """When round n needs more re-shakes than the cap allows (ERR-1), the supervisor needs ``solve`` seconds:
+    within the bench profile's pause timeout the round resumes with the re-shake it needed (ERR-2); otherwise it is
+    cancelled (ERR-3).
+
+    Example: Given in round 1 the supervisor needs 0.3 s to clear the re-shake cap
+    """
+    _before_start(cert, "the supervisor needs ... to clear the re-shake cap")
+    cert.script.append({"round": n, "supervisor": solve})
