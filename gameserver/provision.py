@@ -43,6 +43,8 @@ def parse_players(data: dict[str, Any], tokens_in_use: set[str]) -> list[tuple[s
         if not isinstance(entry, dict) or set(entry) != {"id", "token", "balance"}:
             raise ApiError(422, "invalid_field", f"{where} must have exactly id, token and balance")
         pid, token, balance = entry["id"], entry["token"], entry["balance"]
+        if type(balance) is float and balance.is_integer():  # JSON Schema counts 100.0 as an integer
+            balance = int(balance)
         if not isinstance(pid, str) or not _ID.match(pid):
             raise ApiError(422, "invalid_field", f"{where}.id must be 1-64 of A-Z a-z 0-9 _ . : -")
         if not isinstance(token, str) or not _TOKEN.match(token):

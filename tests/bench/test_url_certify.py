@@ -11,10 +11,22 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
+import tests.faults.test_url_bench as url_bench
 from harness.files import FEATURES
 from tests.faults.test_url_bench import Staging, staging  # noqa: F401  (the fixture)
+
+
+@pytest.fixture(autouse=True)
+def roomy_timing(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The staging server and bench with a longer betting period: scenarios run in real time on a shared machine."""
+    raw = yaml.safe_load(url_bench.TEMPLATE.read_text(encoding="utf-8"))
+    raw["timing"] |= {"betting_s": 2.5, "step_timeout_s": 30.0}
+    path = tmp_path_factory.mktemp("template") / "url-staging.yaml"
+    path.write_text(yaml.safe_dump(raw), encoding="utf-8")
+    monkeypatch.setattr(url_bench, "TEMPLATE", path)
 
 
 def _lab_bench(stage: Staging, tmp_path: Path) -> Path:

@@ -23,7 +23,14 @@ class LampDriver:
 
     Round ids on the wire are strings; the simulator numbers rounds with ints. A decimal id is used as is; any
     other id gets the next unused number, and the mapping is kept in :attr:`rounds`.
+
+    With :attr:`opened_rounds_only` a command for a round this lamp never saw open (one left over from an earlier
+    scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing: the line has
+    acknowledged it, the table starts clean.
     """
+
+    #: Ignore commands for rounds no OPEN announced to this lamp.
+    opened_rounds_only = False
 
     def __init__(self, lamp: Lamp) -> None:
         self.lamp = lamp
@@ -48,6 +55,12 @@ class LampDriver:
     def apply(self, message: Message, now: float) -> None:
         """Show the command on the lamp. Messages that are not lamp commands are ignored."""
         lamp = self.lamp
+        if (
+            self.opened_rounds_only
+            and not isinstance(message, LampOpen)
+            and getattr(message, "round", None) not in self.rounds
+        ):
+            return
         if isinstance(message, LampOpen):
             lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + message.ms / 1000.0)
         elif isinstance(message, LampClose):
