@@ -177,6 +177,39 @@ def test_reshake_cap_exceeded_pauses() -> None:  # ERR-1 via re-shake cap
     assert t.last(EventKind.ROUND_PAUSED).data["reason"] == "reshake_cap_exceeded"
 
 
+def test_a_supervisor_may_resume_past_the_reshake_cap_and_the_count_restarts() -> None:  # ERR-2, RULES.md cap
+    t = opened(EngineConfig(auto_open=False, reshake_cap=1))
+    a = t.bet("alice", "two_red", 1000)
+    t.shake()
+    t.close_betting()
+    for faces in ("SRWW", "RSWW"):  # re-shake 1, then re-shake 2: past the cap
+        t.send(R.BOWL_OFF)
+        t.send(R.RESULT, faces=faces)
+        t.shake()
+    assert t.last(EventKind.ROUND_PAUSED).data["reason"] == "reshake_cap_exceeded"
+    t.engine.resume()
+    t.flush()
+    t.send(R.BOWL_OFF)
+    t.send(R.RESULT, faces="RWSW")  # the first re-shake of the new budget: no pause
+    assert [e.kind for e in t.log].count(EventKind.ROUND_PAUSED) == 1
+    t.shake()
+    t.reveal("RRWW")
+    assert results(t, EventKind.ROUND_SETTLED) == {a: ("win", 2500)}
+    assert t.last(EventKind.ROUND_SETTLED).data["reshakes"] == 3
+
+
+def test_several_void_causes_the_first_established_decides() -> None:  # RULES.md, precedence of void causes
+    early = opened()
+    early.send(R.BOWL_ON)
+    early.send(R.BOWL_OFF, touch=True)  # no shake and an early, touching lift: SH-4b, established first
+    assert early.last(EventKind.ROUND_VOIDED).data["clause"] == "SH-4b"
+    late = opened()
+    late.send(R.BOWL_ON)
+    late.close_betting()  # the forgotten shake is established at the close: SH-4a
+    late.send(R.BOWL_OFF, touch=True)
+    assert [e.data["clause"] for e in late.log if e.kind is EventKind.ROUND_VOIDED] == ["SH-4a"]
+
+
 def test_unreadable_result_pauses() -> None:  # ERR-1
     t = opened()
     t.shake()
