@@ -148,6 +148,10 @@ class Feed:
             sink(event)
         return event
 
+    def publish_last(self, kind: FeedKind, **data: Any) -> FeedEvent:
+        """:meth:`publish` at the time of the last event (for what concludes the events before it)."""
+        return self.publish(kind, self.last_t - self.offset, **data)
+
     def add(self, event: FeedEvent) -> None:
         """Append an event read from elsewhere (a file another process writes), renumbered in this feed's order."""
         with self._lock:

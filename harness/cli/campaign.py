@@ -11,17 +11,22 @@ seed has a violation.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 from harness.bench.config import load_bench
+from harness.bench.tap import rig_taps
 from harness.cli.common import CliError, Progress, positive_int
 from harness.errors import require_extra
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
 from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
 from harness.faults.prepare import prepare_bench
 from harness.faults.schedule import load_schedule
+from harness.feed import FeedKind
+from harness.live.session import FeedSession, add_feed_options
 
 
 def register(subparsers: Any) -> None:
@@ -33,6 +38,8 @@ def register(subparsers: Any) -> None:
     where.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1)")
     where.add_argument("--scheduler", help="Dask scheduler address, tcp://HOST:PORT")
     p.add_argument("--out", type=Path, default=Path("campaign-failures"), help="manifests of failing seeds")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_feed_options(p)
     p.set_defaults(func=run)
 
 
@@ -45,25 +52,47 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--scheduler: expected tcp://HOST:PORT, got {args.scheduler!r}")
     if args.scheduler:
         require_extra("dask", {"distributed": "dask[distributed]"}, "xocdia-hil campaign --scheduler")
+    if (args.record or args.live) and (args.scheduler or args.workers > 1):
+        raise CliError("--record and --live follow the seeds run in this process: use --workers 1")
     executor: Executor = DaskExecutor(args.scheduler) if args.scheduler else LocalExecutor(args.workers)
     progress = Progress(len(seeds), "campaign")
     failed = 0
+
+    session = FeedSession(args.record, args.live, "campaign", hold=args.hold)
+    feed = session.feed
+    current = [seeds[0] if seeds else 0]
 
     def seen(outcome: SeedOutcome, done: int) -> None:
         nonlocal failed
         failed += not outcome.passed
         progress.update(done)
+        if feed is not None:
+            name = f"seed {outcome.seed}"
+            feed.publish_last(FeedKind.VERDICT, scenario=name, ok=outcome.passed, outcome=str(outcome.outcome))
+            if done < len(seeds):
+                current[0] = seeds[done]
 
     start = time.perf_counter()
     text = schedule.to_yaml()
-    try:
-        summary = run_campaign(executor, args.bench, text, seeds, seen)
-    except OSError as exc:
-        raise CliError(f"cannot reach the workers: {exc}") from None
-    finally:
-        progress.close()
+    with session:
+        taps = rig_taps(feed, lambda: f"seed {current[0]}", args.pace) if feed is not None else contextlib.nullcontext()
+        try:
+            with taps:
+                summary = run_campaign(executor, args.bench, text, seeds, seen)
+        except OSError as exc:
+            raise CliError(f"cannot reach the workers: {exc}") from None
+        finally:
+            progress.close()
+        session.end(f"campaign: {len(seeds)} seeds, {len(summary.failing)} failed")
     wall = time.perf_counter() - start
     ran = len(seeds) - len(summary.refused)
+    if args.json:
+        print(json.dumps({
+            "seeds": len(seeds), "passed": ran - len(summary.failing), "failed": [o.seed for o in summary.failing],
+            "aborted": {str(o.seed): o.aborted for o in summary.aborted},
+            "refused": [o.seed for o in summary.refused], "rounds": summary.rounds, "seconds": round(wall, 3),
+        }, indent=2))  # fmt: skip
+        return 1 if summary.failing or summary.refused else 0
     refused = f", {len(summary.refused)} refused" if summary.refused else ""
     print(f"campaign: {len(seeds)} seeds, {ran - len(summary.failing)} passed, {len(summary.failing)} failed, "
           f"{len(summary.aborted)} aborted (liveness){refused} — {summary.rounds} rounds in {wall:.1f} s "

@@ -114,9 +114,7 @@ def _execute(
         summary = f"checkers: {verdict}: {result.rounds_played} rounds" + (
             f", aborted: {result.aborted}" if result.aborted else ""
         )
-        feed.publish(
-            FeedKind.VERDICT, feed.last_t, final=True, ok=result.passed, summary=summary, differences=violations
-        )
+        feed.publish_last(FeedKind.VERDICT, final=True, ok=result.passed, summary=summary, differences=violations)
         session.end(summary)
         return result
     except InjectionRefused:

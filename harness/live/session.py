@@ -99,7 +99,7 @@ class FeedSession:
     def end(self, summary: str) -> None:
         """Publish the command's ``end`` event (once per command)."""
         if self.feed is not None:
-            self.feed.publish(FeedKind.END, 0.0, summary=summary)
+            self.feed.publish_last(FeedKind.END, summary=summary)
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None

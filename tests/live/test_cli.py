@@ -76,3 +76,29 @@ def test_record_to_a_folder_that_does_not_exist_is_refused(tmp_path: Path, capsy
     argv = ["run", "--bench", BENCH, "--rounds", "1", "--record", str(tmp_path / "no" / "run.jsonl")]
     assert main(argv) == 2
     assert "--record" in capsys.readouterr().err
+
+
+def test_inject_and_campaign_record_faults_and_verdicts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schedule = str(Path(BENCH).parents[1] / "faults" / "chaos.yaml")
+    record = tmp_path / "inject.jsonl"
+    argv = ["inject", "--bench", BENCH, "--schedule", schedule, "--seed", "7", "--manifest", str(tmp_path / "m.json")]
+    assert main([*argv, "--record", str(record), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["passed"] is True and result["faults"]
+    events = read_feed(record.read_text(encoding="utf-8").splitlines())
+    ops = {e.data["op"] for e in events if e.kind == FeedKind.FAULT}
+    assert {"fault", "heal"} <= ops
+    final = [e.data for e in events if e.kind == FeedKind.VERDICT and e.data.get("final")]
+    assert final and final[0]["ok"] and final[0]["summary"].startswith("checkers: PASS")
+    assert [e.t for e in events] == sorted(e.t for e in events)
+
+    record = tmp_path / "campaign.jsonl"
+    argv = ["campaign", "--bench", BENCH, "--schedule", schedule, "--seeds", "1-2", "--out", str(tmp_path / "out")]
+    assert main([*argv, "--record", str(record), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["passed"] == 2
+    events = read_feed(record.read_text(encoding="utf-8").splitlines())
+    seeds = [e.data["scenario"] for e in events if e.kind == FeedKind.VERDICT and "scenario" in e.data]
+    assert seeds == ["seed 1", "seed 2"]
+    assert [e.data["label"] for e in events if e.kind == FeedKind.BENCH] == ["seed 1", "seed 2"]
+    assert main([*argv, "--workers", "2", "--live", "0"]) == 2
+    assert "use --workers 1" in capsys.readouterr().err
