@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.cert.report.html import render
+from harness.cert.report.page import render_page
 
 ALLURE_PACKAGE = "allure@3"
 NPX_TIMEOUT_S = 300
@@ -61,8 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     index = None if args.fallback else build_with_allure(args.results, args.out)
     route = "allure 3 (npm), single file"
     if index is None:
-        index = render(args.results, args.out)
-        route = "built-in renderer" + ("" if args.fallback else " (the npm allure package could not be run)")
+        why = "--fallback asked for it" if args.fallback else "the npm allure package could not be run"
+        route = f"built-in renderer ({why})"
+        index = render_page(args.results, args.out, route)
     print(f"report: {index} ({route})")
     return 0
 

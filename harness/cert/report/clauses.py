@@ -125,8 +125,13 @@ class Matrix:
         return "\n".join(lines) + "\n"
 
     def summary(self) -> str:
-        covered = sum(1 for c, r in self.rows.items() if r)
-        text = f"clauses covered: {covered}/{len(self.rows)}; scenarios passed {self.passed}, failed {self.failed}"
+        rules = [c for c in self.rows if not c.startswith("GLI ")]
+        covered = sum(1 for c in rules if self.rows[c])
+        gli = sum(1 for c, r in self.rows.items() if c.startswith("GLI ") and r)
+        text = (
+            f"rules clauses covered: {covered}/{len(rules)}; GLI references exercised: {gli}; "
+            f"scenarios passed {self.passed}, failed {self.failed}"
+        )
         if self.uncovered:
             text += "\nuncovered: " + ", ".join(self.uncovered)
         return text
