@@ -32,7 +32,7 @@ def build_with_allure(results: Path, out: Path) -> Path | None:
     with tempfile.TemporaryDirectory(prefix="xocdia-allure-") as tmp:
         html_dir = Path(tmp) / "html"
         config = Path(tmp) / "allurerc.mjs"
-        options = {"singleFile": True, "reportName": "xocdia-hil certification"}
+        options = {"singleFile": True, "reportName": "xocdia-hil certification (built by Allure 3 from npm)"}
         doc = {"name": "xocdia-hil", "output": str(html_dir), "plugins": {"awesome": {"options": options}}}
         config.write_text(f"export default {json.dumps(doc)};\n", encoding="utf-8")
         cmd = [npx, "--yes", ALLURE_PACKAGE, "generate", "--config", str(config), str(results.resolve())]
