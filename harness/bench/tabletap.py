@@ -2,9 +2,10 @@
 :class:`~harness.feed.Feed` as it happens (the part of a rig's tap that needs no game server: ``xocdia-hil devices``
 uses it alone).
 
-It hooks into the table's ground-truth watchers (round state, dealer actions) and its device hub's link events
-(decoded frames per line; heartbeats and acknowledgements are control frames and are folded away; a frame's raw bytes
-are the last bytes the line's trace saw in that direction). It only observes: nothing here draws from a random
+It hooks into the table's ground-truth watchers (round state, dealer actions), the reports the table hands its
+devices (each device's frames as it sends them) and its device hub's link events (the server's frames, errors, a
+line going up or down); heartbeats and acknowledgements are control frames and are folded away; a frame's raw bytes
+are the last bytes the line's trace saw in that direction. It only observes: nothing here draws from a random
 stream, schedules a SimPy event or writes to a line.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 from harness.bench.devices.emulated import EmulatedTable
 from harness.feed import Feed, FeedKind
 from harness.wire.dialects.base import LineSpec
-from harness.wire.protocol.link import Delivered, LinkChanged, LinkEvent, Received, Refused, Rejected
+from harness.wire.protocol.link import LinkChanged, LinkEvent, Received, Refused, Rejected
 from harness.wire.protocol.messages import LAMP_COMMANDS, Message, Source
 from harness.wire.trace import TraceRecorder
 from simulator.events import (
@@ -96,6 +97,13 @@ class TableTap:
             self._on_link(src, event, now)
 
         hub.on_event = on_link
+        send = hub.send
+
+        def sent(src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+            send(src, message, now, round, at)
+            self._report(src, message, now)
+
+        hub.send = sent  # type: ignore[method-assign]  # observes each report the table hands its devices
 
     @property
     def now(self) -> float:
@@ -149,14 +157,18 @@ class TableTap:
             message = event.frame.message
             lamp = message.TYPE if type(message) in LAMP_COMMANDS else ""
             self._frame(t, line, src, "rx", message_text(message), lamp=lamp)
-        elif isinstance(event, Delivered):
-            self._frame(t, line, src, "tx", message_text(event.message))
         elif isinstance(event, Refused):
             self._frame(t, line, src, "tx", message_text(event.message), error=f"NAK {event.reason}")
         elif isinstance(event, Rejected):
             self._frame(t, line, src, "rx", "", error=str(event.error))
         elif isinstance(event, LinkChanged):
             self._frame(t, line, src, "link", "up" if event.up else "down", error="" if event.up else event.why)
+
+    def _report(self, src: Source, message: Message, now: float) -> None:
+        """A device report as the device sends it (acknowledged or not: a terminal acknowledges nothing)."""
+        port = self.table.hub.roles.get(src)
+        line = port.name if port is not None else src.value.lower()
+        self._frame(now - self._t0, line, src, "tx", message_text(message))
 
     def _frame(
         self, t: float, line: str, src: Source, direction: str, msg: str, error: str = "", lamp: str = ""
