@@ -62,6 +62,17 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the oracle finds no difference
 
   @clause:ERR-1 @clause:ERR-3
+  Scenario: A problem at the table just after betting closes: the bowl stays on, the round is cancelled and refunded
+    Given round 1 lands r r w w
+    And in round 1 a problem stops the table after 1.03 s and is solved after 5 s
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-3
   Scenario: A problem at the table outlasts the pause limit: the round is cancelled and refunded
     Given in round 1 a problem stops the table after 0.1 s and is solved after 5 s
     When round 1 opens

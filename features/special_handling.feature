@@ -116,6 +116,18 @@ Feature: Special handling at the table (SH-1..SH-5)
     And alice's balance is 10,000
     And the oracle finds no difference
 
+  @clause:SH-4a @clause:SH-4b
+  Scenario: The dealer forgot to shake and lifted the bowl early: the first cause established, SH-4b, decides
+    Given in round 1 the dealer forgets to shake
+    And in round 1 the bowl is lifted before betting closes
+    When round 1 opens
+    And alice bets 1,000 on odd
+    And the round is played to the end
+    Then the server voids round 1 under SH-4b
+    And alice's bet on odd returns 1,000
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
   @clause:SH-5
   Scenario: The bowl touches a token on the lift: the round is void and every bet returned
     Given round 1 lands r r w w
