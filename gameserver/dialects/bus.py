@@ -16,7 +16,7 @@ again).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gameserver.dialects.base import ROLES, ServerLine
 from gameserver.dialects.bus_wire import ADDRESSES, BusFrame, Decoder, encode
@@ -26,6 +26,9 @@ POLL_INTERVAL_S = 0.05
 RESPONSE_TIMEOUT_S = 0.02
 RETRIES = 2
 BURST = 4
+#: A report is never held back for ordering longer than this many poll intervals (a device that stops answering is
+#: left out of the ordering as soon as one poll to it goes unanswered; on a slow line the order is then best effort).
+HOLD_CYCLES = 2
 EPS = 1e-6  # a caller woken a float rounding error before a deadline still finds the work due
 #: The line name that means "all five devices" when no roles are configured.
 BUS_NAME = "bus"
@@ -41,6 +44,10 @@ class _Device:
     last_seq: int | None = None
     ack: int = 0
     burst: int = 0
+    offset: float | None = None  # server time minus device time, the smallest seen since its HELLO (s)
+    mark: float = float("-inf")  # no report of this device happened before this (server time), but those held
+    missed: bool = False  # its last poll went unanswered: it does not hold the others' reports back
+    held: deque[tuple[float, Frame]] = field(default_factory=deque)  # (arrival, frame), not handed on yet
 
 
 @dataclass
@@ -126,14 +133,42 @@ class BusLine(ServerLine):
                 continue
             device.last_rx = now
             device.up = device.heard = True
+            device.missed = False
             self._peer = device.role
-            frame = self._reply(device, item, now)
-            if frame is not None:
-                out.append(frame)
+            self._reply(device, item, now)
+        out += self._release(now)
         self._next_request(now)
         return out
 
-    def _reply(self, device: _Device, item: BusFrame, now: float) -> Frame | None:
+    # --- ordering across devices ------------------------------------------------------------------------------------
+    def _estimate(self, device: _Device, arrival: float, frame: Frame) -> float:
+        """When the report happened, in server time: its device time moved by the device's offset, else its
+        arrival."""
+        at = frame.device_time_ms
+        return arrival if at is None or device.offset is None else at / 1000 + device.offset
+
+    def _release(self, now: float) -> list[Frame | BadFrame]:
+        """Hand on the held reports in the order they happened: the earliest of the devices' oldest held reports
+        goes once every other device has been heard from after it happened (its mark), is silent, or missed its
+        last poll. Each device's own reports keep their order."""
+        out: list[Frame | BadFrame] = []
+        devices = list(self.devices.values())
+        while True:
+            heads = [(self._estimate(d, *d.held[0]), d) for d in devices if d.held]
+            if not heads:
+                return out
+            when, first = min(heads, key=lambda h: h[0])
+            arrival, frame = first.held[0]
+            if now - arrival < HOLD_CYCLES * self.interval - EPS:
+                for d in devices:
+                    if d is first or d.held or not d.up or d.missed or not (d.expected or d.heard):
+                        continue
+                    if d.mark < when - EPS:
+                        return out
+            first.held.popleft()
+            out.append(frame)
+
+    def _reply(self, device: _Device, item: BusFrame, now: float) -> None:
         pending = self.pending
         answered = pending is not None and not pending.write and pending.role == device.role
         if item.type in ("ACK", "NAK"):
@@ -145,20 +180,30 @@ class BusLine(ServerLine):
                 self.write_hold = float("-inf")
                 if pending is not None and pending.write:
                     self.pending = None
-            return None
+            return
         if item.type == "HB":  # NOTHING: this device has nothing more
+            device.mark = now
             if answered:
                 self.pending = None
                 self._done_with_device()
-            return None
+            return
         fresh = item.seq != device.last_seq
         device.last_seq = device.ack = item.seq
+        if fresh:
+            frame = item.to_frame()
+            at = frame.device_time_ms
+            if item.type == "HELLO":
+                device.offset = None
+            elif at is not None:
+                offset = now - at / 1000
+                device.offset = offset if device.offset is None else min(device.offset, offset)
+            device.held.append((now, frame))
+            device.mark = max(device.mark, self._estimate(device, now, frame))
         if answered:
             self.pending = None
             device.burst += 1
             if device.burst > BURST or now >= self.cycle_due - EPS:  # the cycle overran: the others first
                 self._done_with_device()
-        return item.to_frame() if fresh else None
 
     def _done_with_device(self) -> None:
         if self.cycle:
@@ -188,6 +233,7 @@ class BusLine(ServerLine):
                 if pending.write:
                     self.write_hold = max(self.cycle_due, now + self.interval)
                 else:
+                    device.missed = True
                     self._done_with_device()
         silent = []
         for device in self.devices.values():

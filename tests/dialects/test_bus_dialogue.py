@@ -26,6 +26,7 @@ from harness.wire.protocol.messages import (
     Frame,
     LampOpen,
     Result,
+    ShakeEnd,
     ShakeStart,
     Source,
 )
@@ -378,3 +379,23 @@ def test_reference_server_bus_line_without_roles_expects_all_five() -> None:
     line = BusLine("bus", (), 0.0, 3.0)
     assert line.roles == ("BOWL", "SHAKER", "READER", "LAMP", "CONSOLE") and line.carries_lamp
     assert sorted(line.tick(3.0)) == sorted(line.roles)
+
+
+def test_reports_of_one_cycle_are_handed_on_in_the_order_they_happened(master: str) -> None:
+    """The shake ends, the bowl comes off 10 ms later, and the next cycle polls the bowl before the shaker: the master
+    hands the END on first (by the devices' event times, each moved into server time by its device's offset), at
+    every phase of the poll cycle."""
+    ex = Exchange(master)
+    ex.run(0.2)
+    ex.run(0.0499)  # just before a poll cycle: the offsets are learnt from reports that wait 0.1 ms
+    for src, msg in ((Source.BOWL, BowlOn()), (Source.SHAKER, ShakeStart())):
+        ex.device.send(src, msg, ex.now, at=round(ex.now * 1000))
+    ex.run(0.2)
+    for phase in range(10):
+        ex.run(0.004 * phase)
+        ex.device.send(Source.SHAKER, ShakeEnd(), ex.now, at=round(ex.now * 1000))
+        ex.run(0.01)
+        ex.device.send(Source.BOWL, BowlOff(False, None), ex.now, at=round(ex.now * 1000))
+        ex.run(0.2)
+        kinds = [i[1] for _t, i in ex.delivered if i[1] in ("END", "OFF")]
+        assert kinds[-2:] == ["END", "OFF"], (phase, kinds)

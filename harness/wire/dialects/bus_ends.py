@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 #: Slack when comparing the time with a deadline: a caller woken at ``next_deadline()`` minus a float rounding error
 #: still finds the work due (the in-process bench arms its timers a microsecond early).
 EPS = 1e-6
+#: The longest a report is held back to be handed on in event order, in poll intervals (a device that does not
+#: answer its poll stops holding the others back at once; on a slow line the order is then best effort).
+HOLD_CYCLES = 2
 #: Follow-up polls per device and cycle: a device that answered with a report is polled again at once (the poll
 #: acknowledges it and fetches the next one), at most this many times a cycle and only while the cycle is within its
 #: poll interval (on a slow line every device first gets its turn).
@@ -220,6 +223,10 @@ class _Station:
     last_seq: int | None = None  # seq of the last report accepted (duplicates have it)
     ack: int = 0  # what the next POLL acknowledges
     burst: int = 0
+    offset: float | None = None  # server time minus device time (s), the smallest since its HELLO
+    mark: float = -math.inf  # none of its reports happened before this (server time), except those held
+    missed: bool = False  # its last poll went unanswered: it holds no other device's report back
+    held: deque[tuple[float, Frame]] = field(default_factory=deque)  # (arrival, frame) not handed on yet
 
 
 @dataclass(slots=True)
@@ -304,13 +311,37 @@ class BusServerEnd(ServerEnd):
                 continue
             station.last_rx = now
             station.up = True
-            new = self._on_reply(station, item, now)
-            if new is not None:
-                out.append(new)
+            station.missed = False
+            self._on_reply(station, item, now)
+        out += self._release(now)
         self._advance(now)
         return out
 
-    def _on_reply(self, station: _Station, frame: Frame, now: float) -> Frame | None:
+    @staticmethod
+    def _when(station: _Station, arrival: float, frame: Frame) -> float:
+        """When a report happened, in server time: its event time moved by its device's offset, else its arrival."""
+        return arrival if frame.at is None or station.offset is None else frame.at / 1000 + station.offset
+
+    def _release(self, now: float) -> list[Frame | BadFrame]:
+        """The held reports that can go, in the order they happened: the earliest of the devices' oldest held
+        reports goes once every other device was heard from after it happened, is silent or missed its last poll
+        (or after :data:`HOLD_CYCLES` poll intervals). A device's own reports keep their order."""
+        out: list[Frame | BadFrame] = []
+        stations = list(self.stations.values())
+        while True:
+            heads = [(self._when(st, *st.held[0]), n, st) for n, st in enumerate(stations) if st.held]
+            if not heads:
+                return out
+            when, _n, first = min(heads, key=lambda h: (h[0], h[1]))
+            arrival, frame = first.held[0]
+            if now - arrival < HOLD_CYCLES * self.interval - EPS and any(
+                st is not first and not st.held and st.up and not st.missed and st.mark < when - EPS for st in stations
+            ):
+                return out
+            first.held.popleft()
+            out.append(frame)
+
+    def _on_reply(self, station: _Station, frame: Frame, now: float) -> None:
         msg, request = frame.message, self.request
         polled = request is not None and not request.write and request.role is station.role
         if isinstance(msg, Ack | Nak):
@@ -322,21 +353,28 @@ class BusServerEnd(ServerEnd):
                     self.refused.append((written, msg))
                 if request is not None and request.write:
                     self.request = None
-            return None
+            return
         if isinstance(msg, Heartbeat):
+            station.mark = now
             if polled:
                 self.request = None
                 self._next_in_cycle()
-            return None
+            return
         # a report or HELLO (data)
-        new = frame.seq != station.last_seq
+        if frame.seq != station.last_seq:
+            if isinstance(msg, Hello):
+                station.offset = None
+            elif frame.at is not None:
+                offset = now - frame.at / 1000
+                station.offset = offset if station.offset is None else min(station.offset, offset)
+            station.held.append((now, frame))
+            station.mark = max(station.mark, self._when(station, now, frame))
         station.last_seq = station.ack = frame.seq
         if polled:
             self.request = None
             station.burst += 1
             if station.burst > BURST or now >= self.cycle_due - EPS:  # no follow-up once the cycle overruns
                 self._next_in_cycle()
-        return frame if new else None
 
     def _next_in_cycle(self) -> None:
         if self.cycle:
@@ -356,6 +394,7 @@ class BusServerEnd(ServerEnd):
                 if request.write:
                     self.write_hold = max(self.cycle_due, now + self.interval)
                 else:
+                    station.missed = True
                     self._next_in_cycle()
         silent = []
         for station in self.stations.values():
