@@ -81,18 +81,36 @@ def expected_by_round_id(
     """The expectation for each server round id in ``rounds`` (id → sim round number) whose round the table ended,
     or the harness's supervisor cancelled (``cancelled``: server round ids). ``truth`` is read more than once.
     With ``server_clock_is_sim`` (the server's event times are simulation time), an early lift is judged against
-    the server's own close (:func:`lifted_after_close`)."""
+    the server's own close (:func:`lifted_after_close`, :func:`server_closes`)."""
     by_sim = expected_rounds(truth, [rounds[r] for r in cancelled if r in rounds])
     expected = {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
     if server_clock_is_sim:
-        closed_at: dict[str, float] = {}
-        for event in server_events:
-            if event.kind == RoundEventKind.CLOSED:
-                closed_at.setdefault(event.round_id, event.at)
+        closed_at = server_closes(server_events)
         for rid, exp in expected.items():
             if rid in closed_at:
                 expected[rid] = lifted_after_close(exp, truth, closed_at[rid])
     return expected
+
+
+def server_closes(server_events: Iterable[RoundEvent]) -> dict[str, float]:
+    """When each round's betting period ended by the server's account: its ``closed`` event, or earlier the end it
+    announced (``closes_at`` in the data of the last ``opened``/``resumed`` event before the close, as the
+    reference server's events carry it), since the server refuses bets from then on and records the close at its
+    next tick."""
+    announced: dict[str, float] = {}
+    closed: dict[str, float] = {}
+    for event in server_events:
+        rid = event.round_id
+        if rid in closed:
+            continue
+        if event.kind == RoundEventKind.CLOSED:
+            closed[rid] = min(event.at, announced.get(rid, event.at))
+        elif event.kind in (RoundEventKind.OPENED, RoundEventKind.RESUMED):
+            data = event.raw.get("data") if isinstance(event.raw, Mapping) else None
+            end = data.get("closes_at") if isinstance(data, Mapping) else None
+            if isinstance(end, int | float) and not isinstance(end, bool):
+                announced[rid] = float(end)
+    return closed
 
 
 def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: float) -> ExpectedRound:

@@ -227,3 +227,27 @@ def test_after_the_servers_close_a_forgotten_shake_is_sh4a_whatever_the_lift_sho
     ]
     obs = replace(_late_lamp(server_end=RoundEvent("1", "void", 4.07, clause="SH-4a")), truth=truth)
     assert judge(obs).passed
+
+
+def test_a_lift_after_the_announced_end_of_betting_is_not_early_though_the_close_is_recorded_later() -> None:
+    # Seed 9 of the chaotic gate, round 47: the server's betting period ends at 902.59999 (closes_at, bets refused
+    # from then on); its close is recorded at its next tick, 902.605; the dealer, whose lamp showed the deadline
+    # 902.605, lifted at 902.6024: after the betting period, so the server rightly settles.
+    obs = replace(
+        _late_lamp(),
+        truth=[
+            BowlLifted(902.6024, 1, True, False, None),
+            Revealed(902.6024, 1, "RWRW", False),
+            RoundEnded(902.6024, 1, RoundStatus.VOID, "SH-4b", None, None, 0),
+        ],
+        server_events=[
+            RoundEvent("1", "opened", 887.59999, raw={"data": {"closes_at": 902.59999, "betting_s": 15.0}}),
+            RoundEvent("1", "closed", 902.605),
+            RoundEvent("1", "settled", 902.605, faces="RWRW"),
+        ],
+    )
+    assert judge(obs).passed
+    unannounced = replace(obs, server_events=[replace(e, raw=None) for e in obs.server_events])
+    assert [str(d) for d in judge(unannounced).differences] == [
+        "round 1 [SH-4b]: round status: expected void (SH-4b), server settled on RWRW"
+    ]
