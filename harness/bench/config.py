@@ -39,6 +39,9 @@ class ServerSettings:
     command: tuple[str, ...] = ()
     url: str = ""
     options: dict[str, Any] = field(default_factory=dict)
+    #: Who opens rounds: ``harness`` (the supervisor, through the adapter) or ``server`` (on its own timer; the rig
+    #: then follows what the server opens).
+    opens_rounds: str = "harness"
 
     def adapter_options(self) -> dict[str, Any]:
         """What the adapter is constructed with: ``server.options`` plus ``url`` and ``command`` (the bench's)."""
@@ -93,7 +96,8 @@ class Bench:
 
 
 _TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
-_SERVER = ("kind", "adapter", "command", "url", "options")
+_SERVER = ("kind", "adapter", "command", "url", "options", "opens_rounds")
+OPENERS = ("harness", "server")
 _DEVICES = ("transport", "urls", "reader_latency_s", "line", "dialect", "options")
 _TIMING = ("betting_s", "round_gap_s", "result_timeout_s", "heartbeat_s", "step_timeout_s")
 _TIMING_DEFAULTS = {
@@ -132,6 +136,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
     options = srv.get("options", {})
     if not isinstance(options, dict):
         raise c.fail("server.options", "must be a mapping (passed to the adapter)", options)
+    opens_rounds = c.choice(srv.get("opens_rounds", "harness"), "server.opens_rounds", OPENERS)
     dev = c.mapping(top["devices"], "devices", _DEVICES)
     transport = c.choice(dev.get("transport"), "devices.transport", TRANSPORTS)
     dialect_spec = dev.get("dialect", DEFAULT_DIALECT)
@@ -166,7 +171,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
     return Bench(
         name=name,
         path=path,
-        server=ServerSettings(kind, adapter, tuple(command), url, dict(options)),
+        server=ServerSettings(kind, adapter, tuple(command), url, dict(options), opens_rounds),
         transport=transport,
         device_urls={str(k): str(v) for k, v in urls.items()},
         reader_latency_s=reader_latency,

@@ -57,9 +57,14 @@ class BenchTimeout(XocdiaError, AssertionError):
 
 class OrdinalLampDriver(LampDriver):
     """Numbers rounds 1, 2, ... in the order the server's lamp opens them, whatever the server's ids are; commands
-    for rounds it never saw open (left over from an earlier scenario) change nothing."""
+    for rounds it never saw open (left over from an earlier scenario) change nothing, and so does an OPEN for a
+    round the server did not report opened since the rig started (``server_opened``, set by the rig)."""
 
     opened_rounds_only = True
+    server_opened: Callable[[str], bool] | None = None
+
+    def accepts_open(self, round_id: str) -> bool:
+        return self.server_opened is None or self.server_opened(round_id)
 
     def round_no(self, round_id: str) -> int:
         known = self.rounds.get(round_id)
@@ -160,6 +165,7 @@ class Rig:
         emulated.driver = driver
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         rig.serial_ports = serial_ports
+        driver.server_opened = rig._server_opened
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
             devices=server_ends,
@@ -172,6 +178,7 @@ class Rig:
             reshake_cap=profile.table.max_reshakes,
             result_timeout_s=bench.timing.result_timeout_s,
             heartbeat_s=bench.timing.heartbeat_s,
+            auto_open=bench.server.opens_rounds == "server",
         )
         try:
             adapter.start(setup)
@@ -268,20 +275,24 @@ class Rig:
 
     def open_round(self, table_sees: bool = True) -> str:
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
-        table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError."""
+        table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError.
+
+        On a bench whose server opens rounds itself (``server.opens_rounds: server``) nothing is asked: the round
+        is the next one the server opened since the rig started that no earlier call returned (rounds 1, 2, ...
+        from the first that opened after the scenario started)."""
+        server_opens = self.bench.server.opens_rounds == "server"
         before = self.adapter.round_events()
-        known = self._opened_before(before)
-        seen = len(before)  # the event log only grows: later checks read what came after
-        self.supervise("open")
+        known = set(self.opened) if server_opens else self._opened_before(before)
+        seen = 0 if server_opens else len(before)  # the event log only grows: later checks read what came after
+        if not server_opens:
+            self.supervise("open")
         found: list[str] = []
 
         def opened() -> bool:
             nonlocal seen
             events = self.adapter.round_events()
             found.extend(
-                e.round_id
-                for e in events[seen:]
-                if e.kind == RoundEventKind.OPENED and e.round_id not in known
+                e.round_id for e in events[seen:] if e.kind == RoundEventKind.OPENED and e.round_id not in known
             )
             seen = len(events)
             return bool(found)
@@ -437,7 +448,7 @@ class Rig:
         return Observation(
             truth=tuple(self.truth),
             rounds=dict(self.driver.rounds),
-            server_events=tuple(self.adapter.round_events()),
+            server_events=tuple(self._judged_events()),
             records=records,
             balances=balances,
             opening=dict(self.opening),
@@ -448,6 +459,25 @@ class Rig:
 
     def verdict(self) -> Verdict:
         return judge(self.observation())
+
+    def _server_opened(self, round_id: str) -> bool:
+        """Whether the server reported ``round_id`` opened since the rig started; True when it cannot be asked
+        (a server being restarted), so a round is never hidden from the table by a failed read."""
+        try:
+            events = self.adapter.round_events()
+        except AdapterError:
+            return True
+        return any(e.kind == RoundEventKind.OPENED and e.round_id == round_id for e in events)
+
+    def _judged_events(self) -> list[RoundEvent]:
+        """The server's round events the oracle judges: all of them, except, on a bench whose server opens rounds
+        itself, those of a round still in play that the run never took (the server's timer opened it after the
+        run's last round; it is not the run's to judge yet)."""
+        events = self.adapter.round_events()
+        if self.bench.server.opens_rounds != "server":
+            return events
+        ended = {e.round_id for e in events if e.ends_round}
+        return [e for e in events if e.round_id in ended or e.round_id in self.opened]
 
 
 def _wire(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[str, Transport], dict[str, Any]]:

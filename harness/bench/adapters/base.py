@@ -40,7 +40,9 @@ class ServerSetup:
     URL/path (text) for a server process, or a transport object for an in-process server. ``lines`` says, per line
     name, which devices it carries and in which dialect (:class:`~harness.wire.dialects.base.LineSpec`; its
     ``dialect.name`` is what a server is told). ``env`` is the bench's SimPy environment (virtual or real time); an
-    in-process server runs on it.
+    in-process server runs on it. ``auto_open``: the server opens rounds on its own timer (the bench's
+    ``server.opens_rounds: server``) instead of waiting for ``supervise("open")``; an adapter that starts the server
+    configures it so, one attached to a running server takes it as it is.
     """
 
     players: tuple[PlayerSpec, ...]
@@ -54,6 +56,7 @@ class ServerSetup:
     result_timeout_s: float
     heartbeat_s: float
     lines: Mapping[str, LineSpec] = field(default_factory=dict)
+    auto_open: bool = False
 
 
 class GameServerAdapter(ABC):

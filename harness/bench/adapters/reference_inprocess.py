@@ -120,7 +120,7 @@ class InProcessAdapter(GameServerAdapter):
         config = EngineConfig(
             betting_s=setup.betting_s,
             round_gap_s=setup.round_gap_s,
-            auto_open=False,
+            auto_open=setup.auto_open,
             reshake_cap=setup.reshake_cap,
             pause_timeout_s=setup.pause_timeout_s,
             result_timeout_s=setup.result_timeout_s,

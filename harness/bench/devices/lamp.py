@@ -25,8 +25,9 @@ class LampDriver:
     other id gets the next unused number, and the mapping is kept in :attr:`rounds`.
 
     With :attr:`opened_rounds_only` a command for a round this lamp never saw open (one left over from an earlier
-    scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing: the line has
-    acknowledged it, the table starts clean.
+    scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing, and so does an
+    OPEN that :meth:`accepts_open` refuses (a round that opened before the table was there, its OPEN sent again):
+    the line has acknowledged it, the table starts clean.
     """
 
     #: Ignore commands for rounds no OPEN announced to this lamp.
@@ -46,6 +47,11 @@ class LampDriver:
         self.rounds[round_id] = number
         return number
 
+    def accepts_open(self, round_id: str) -> bool:
+        """Whether an OPEN for ``round_id``, new to this lamp, is shown (with :attr:`opened_rounds_only`): here
+        always; a subclass asks the server."""
+        return True
+
     def wire_id(self, number: int) -> str | None:
         """The wire round id the server opened as round ``number`` (None if no OPEN named it)."""
         if len(self._ids) != len(self.rounds):  # rebuilt from ``rounds``, which subclasses fill too
@@ -55,11 +61,9 @@ class LampDriver:
     def apply(self, message: Message, now: float) -> None:
         """Show the command on the lamp. Messages that are not lamp commands are ignored."""
         lamp = self.lamp
-        if (
-            self.opened_rounds_only
-            and not isinstance(message, LampOpen)
-            and getattr(message, "round", None) not in self.rounds
-        ):
+        round_id = getattr(message, "round", None)
+        new = self.opened_rounds_only and isinstance(round_id, str) and round_id not in self.rounds
+        if new and not (isinstance(message, LampOpen) and self.accepts_open(str(round_id))):
             return
         if isinstance(message, LampOpen):
             lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + message.ms / 1000.0)
