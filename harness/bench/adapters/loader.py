@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,7 +13,9 @@ from harness.errors import InputError
 
 
 def load_adapter(path: str, options: Mapping[str, Any]) -> GameServerAdapter:
-    """Import ``package.module:ClassName`` and construct it with ``options``.
+    """Import ``package.module:ClassName`` and construct it with ``options``. The working folder is searched
+    last, so a lab's adapter module beside its bench file (``lab_adapter:LabAdapter``, from ``xocdia-hil init``)
+    loads without packaging, and never shadows an installed module.
 
     Raises:
         InputError: not of that form, the module or class does not exist, or the class does not implement
@@ -20,6 +24,8 @@ def load_adapter(path: str, options: Mapping[str, Any]) -> GameServerAdapter:
     module_name, _, class_name = path.partition(":")
     if not module_name or not class_name:
         raise InputError(f"adapter {path!r}: expected 'package.module:ClassName'")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
