@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from gameserver.bets import BetType
+from gameserver.events import EventKind
 from gameserver.model import EngineConfig
 
 _AUTH: list[dict[str, list[str]]] = [{"bearer": []}]
@@ -172,7 +173,7 @@ def _schemas(config: EngineConfig) -> dict[str, Any]:
             {
                 "seq": _INT,
                 "at": _NUM,
-                "kind": _STR,
+                "kind": {"type": "string", "enum": [k.value for k in EventKind]},
                 "round_id": _nullable(_INT),
                 "significant": {"type": "boolean"},
                 "data": {"type": "object", "description": "the kind's fields (docs/server.md)"},
