@@ -180,7 +180,9 @@ class DeviceGateway:
         """Open the links (HELLO on every port) and start the port threads."""
         now = self._clock()
         for name in self.ports:
-            self.links[name] = make_line(self._dialects[name], name, self._roles[name], now, self._silence_s)
+            line = self.links[name] = make_line(self._dialects[name], name, self._roles[name], now, self._silence_s)
+            if not self._roles[name] and line.roles:  # the dialect knows the line's devices (a bus named "bus")
+                self.guards[name] = LineGuard(name, self.guards[name].accept_untagged, line.roles)
         self._running = True
         for t in self._threads:
             t.start()
@@ -238,7 +240,10 @@ class DeviceGateway:
                 if out:
                     port.write(out)
                     self._record(name, "tx", out)
-                data = port.read(256)
+                data = port.read(1)  # returns as soon as a byte arrives (a polled line answers in a few ms)
+                waiting = getattr(port, "in_waiting", 0) if data else 0
+                if waiting:
+                    data += port.read(min(int(waiting), 4096))
                 failing = False
             except (serial.SerialException, OSError) as exc:
                 if not failing:
