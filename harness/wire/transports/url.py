@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import serial
 
 from harness.wire.transports.base import Transport, TransportClosed
@@ -24,6 +26,10 @@ class SerialUrl(Transport):
             self.port = serial.serial_for_url(url, baudrate=baudrate, timeout=0, write_timeout=1.0)
         except (serial.SerialException, ValueError) as exc:
             raise TransportClosed(f"{name}: cannot open {url}: {exc}") from exc
+        # A line opened afresh starts empty, as a UART's driver drops what arrives while its port is closed: frames
+        # the far end sent before (for a server that keeps running, earlier rounds') are not this run's.
+        with contextlib.suppress(serial.SerialException, OSError, NotImplementedError):
+            self.port.reset_input_buffer()
         self._open = True
 
     @property
