@@ -82,7 +82,8 @@ def test_a_new_scenario_from_documented_phrases_runs_without_new_python(tmp_path
     done = subprocess.run(build, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     page = (report / "index.html").read_text(encoding="utf-8")
-    assert "<script" not in page and "http" not in page.split("<body>", 1)[1]  # self-contained, opens offline
+    body = page.split("<body>", 1)[1]
+    assert "<script src" not in page and "http" not in body  # self-contained (inline script only), opens offline
     assert "Clause traceability matrix" in page and "UNCOVERED" in page
     assert "Given player carol has a balance of 5,000" in page
     assert "SHAKER   tx  $1 3 SHAKER DROP item=token token=" in page  # the scenario's serial trace

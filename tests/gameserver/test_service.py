@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, wait
 
@@ -61,6 +62,11 @@ def test_every_acknowledged_bet_is_already_committed() -> None:
         for t in threads:
             t.join(timeout=10)
         _, not_done = wait(futures, timeout=10)
+        # a future is done before its callbacks have run (concurrent.futures sets the result, wakes the waiters,
+        # then calls back): give the last callbacks their moment
+        deadline = time.monotonic() + 5
+        while len(seen_committed) < 200 and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not not_done and len(seen_committed) == 200 and all(seen_committed)
         assert all(ledger.wallets[f"p{i}"] == 10_000 - 25 * 100 for i in range(8))
         with pytest.raises(Rejection):

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.cert.report.clauses import rule_clauses
 from harness.cert.report.html import _CSS, MATRIX_NAME, _load
 
 _TEXT_TYPES = ("text/plain", "application/json", "text/csv")
@@ -105,14 +106,16 @@ def render_page(folder: Path, out: Path, renderer: str = "built-in renderer") ->
     for feature in sorted(by_feature):
         cards = [_card(folder, r, fixtures, bench) for r in sorted(by_feature[feature], key=_title)]
         sections.append(f"<section class='feature'><h2>{html.escape(feature)}</h2>{''.join(cards)}</section>")
-    rules = sorted(c for c in by_clause if not c.startswith("GLI "))
+    listed = rule_clauses()  # every clause of RULES.md, in its order: one with no scenario shows as UNCOVERED
+    rules = listed + sorted(c for c in by_clause if not c.startswith("GLI ") and c not in listed)
     clause_options = "".join(f"<option>{html.escape(c)}</option>" for c in rules + sorted(gli))
     status_options = "".join(f"<option>{html.escape(s)}</option>" for s in sorted(counts))
     summary = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
     matrix_message = str(((matrix or {}).get("statusDetails") or {}).get("message", ""))
     head = (
         f"<h1>xocdia-hil report</h1><p class='meta'>{len(results)} results ({summary}); bench {html.escape(bench)}; "
-        f"rules clauses with scenarios: {len(rules)}; GLI references exercised: {len(gli)}; "
+        f"rules clauses with scenarios: {sum(1 for c in rules if by_clause.get(c))} of {len(listed)}; "
+        f"GLI references exercised: {len(gli)}; "
         f"built by the {html.escape(renderer)}</p>"
         f"<p class='meta'>{html.escape(matrix_message)}</p>"
         "<div id='filters'><input id='q' type='search' placeholder='search scenarios, steps, clauses'>"
@@ -155,9 +158,11 @@ def _matrix(by_clause: Mapping[str, list[tuple[str, str, str]]], rules: list[str
             f"<a class='{html.escape(s)}' href='#r-{html.escape(u)}'>{html.escape(t)}</a>"
             for u, t, s in by_clause[clause]
         )
+        if not links:  # a clause no scenario exercised: said, not left as an empty cell
+            links = "<b class='failed'>UNCOVERED</b>"
         rows.append(f"<tr><td>{html.escape(clause)}</td><td>{links}</td></tr>")
     return (
-        f"<details><summary><b>Clause matrix</b> ({len(rules)} rules clauses, {len(gli)} GLI references)"
+        f"<details><summary><b>Clause traceability matrix</b> ({len(rules)} rules clauses, {len(gli)} GLI references)"
         f"</summary><table><tr><th>clause</th><th>scenarios</th></tr>{''.join(rows)}</table></details>"
     )
 
@@ -165,7 +170,7 @@ def _matrix(by_clause: Mapping[str, list[tuple[str, str, str]]], rules: list[str
 _PAGE_CSS = (
     "#filters{position:sticky;top:0;background:#fff;padding:.4em 0;display:flex;gap:.5em;border-bottom:1px solid #ccc}"
     "#q{flex:1}.card{border:1px solid #ccc;margin:.3em 0;padding:.2em .6em}.meta{color:#444}"
-    "a.failed,a.broken{color:#b00}a.passed{color:#070}img{max-width:100%}"
+    "a.failed,a.broken,b.failed{color:#b00}a.passed{color:#070}img{max-width:100%}"
 )
 _SCRIPT = """
 const q=document.getElementById('q'),st=document.getElementById('status'),cl=document.getElementById('clause'),
