@@ -8,8 +8,8 @@ its own id, token and opening balance, instead of a lab funding accounts by hand
 Guarantees: the request is checked whole before anything is created (ids like the config's, printable-ASCII tokens
 of 16 to 200 characters, whole balances from 0 to 10^15, at most 100 players, no id or token twice); then each
 wallet is opened in the engine (its ``wallet_opened`` event is logged like a configured one) and the token accepted
-from then on. An id that already has a wallet is refused with ``wallet_exists`` (409), a token already in use with
-``token_exists`` (409), both before anything is created.
+from then on. An id that already has a wallet (or appears twice) is refused with ``wallet_exists`` (409), a token
+already in use (or twice) with ``token_exists`` (409), all before anything is created.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ def parse_players(data: dict[str, Any], tokens_in_use: set[str]) -> list[tuple[s
     """The (id, token, balance) of each player in a request body.
 
     Raises:
-        ApiError: 422 ``invalid_field`` naming the field and what it allows; 409 ``token_exists``.
+        ApiError: 422 ``invalid_field`` naming the field and what it allows; 409 ``token_exists`` or
+            ``wallet_exists`` (an id twice in the request).
     """
     extra = sorted(set(data) - {"players"})
     if extra:
@@ -54,6 +55,6 @@ def parse_players(data: dict[str, Any], tokens_in_use: set[str]) -> list[tuple[s
         if token in tokens_in_use or any(token == t for _, t, _ in out):
             raise ApiError(409, "token_exists", f"{where}.token is already in use")
         if any(pid == p for p, _, _ in out):
-            raise ApiError(422, "invalid_field", f"{where}.id appears twice")
+            raise ApiError(409, "wallet_exists", f"{where}.id appears twice in the request")
         out.append((pid, token, balance))
     return out
