@@ -12,7 +12,6 @@ server uses, so a script for "round 1" applies to the first round a scenario ope
 from __future__ import annotations
 
 import contextlib
-import random
 import tempfile
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
@@ -25,23 +24,17 @@ from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench
 from harness.bench.devices.emulated import EmulatedTable
-from harness.bench.devices.lamp import LampDriver
+from harness.bench.devices.lamp import OrdinalLampDriver
 from harness.bench.gridtimer import GridTimer
+from harness.bench.wiring import wire_lines, wrap_device_ends
 from harness.errors import AdapterError, XocdiaError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
-from harness.wire.dialects import LineSpec
-from harness.wire.protocol.messages import Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
-from harness.wire.transports.base import Relay, Transport, TransportClosed
-from harness.wire.transports.faults import FaultRates, FaultyTransport
-from harness.wire.transports.memory import memory_pipe
-from harness.wire.transports.netserver import SerialServer
-from harness.wire.transports.paced import pace_lines
-from harness.wire.transports.pty import PtyPort
-from harness.wire.transports.url import SerialUrl
+from harness.wire.transports.base import Transport
+from harness.wire.transports.faults import FaultyTransport
 from simulator.events import BetSent, BettingClosed, Event, RoundEnded
 from simulator.lamp import LampState
 from simulator.script import Script
@@ -53,24 +46,6 @@ BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig
 
 class BenchTimeout(XocdiaError, AssertionError):
     """A wait for the server or the table did not finish in the bench's step timeout."""
-
-
-class OrdinalLampDriver(LampDriver):
-    """Numbers rounds 1, 2, ... in the order the server's lamp opens them, whatever the server's ids are; commands
-    for rounds it never saw open (left over from an earlier scenario) change nothing, and so does an OPEN for a
-    round the server did not report opened since the rig started (``server_opened``, set by the rig)."""
-
-    opened_rounds_only = True
-    server_opened: Callable[[str], bool] | None = None
-
-    def accepts_open(self, round_id: str) -> bool:
-        return self.server_opened is None or self.server_opened(round_id)
-
-    def round_no(self, round_id: str) -> int:
-        known = self.rounds.get(round_id)
-        if known is None:
-            known = self.rounds[round_id] = len(self.rounds) + 1
-        return known
 
 
 @dataclass
@@ -142,12 +117,12 @@ class Rig:
         recorder = TraceRecorder(clock=lambda: float(env.now))
         plan = bench.lines
         try:
-            device_ends, server_ends = _wire(bench, plan, workdir)
+            device_ends, server_ends = wire_lines(bench, plan, workdir)
         except BaseException:
             tmp.cleanup()
             raise
         lines = dict(device_ends)
-        serial_ports = _wrap_device_ends(bench, plan, device_ends, server_ends, lambda: float(env.now))
+        serial_ports = wrap_device_ends(bench, plan, device_ends, server_ends, lambda: float(env.now))
         traced: dict[str, Transport] = {
             line.name: TracingTransport(device_ends[line.name], recorder, line.trace_name) for line in plan
         }
@@ -478,70 +453,3 @@ class Rig:
             return events
         ended = {e.round_id for e in events if e.ends_round}
         return [e for e in events if e.round_id in ended or e.round_id in self.opened]
-
-
-def _wire(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[str, Transport], dict[str, Any]]:
-    """The device end and the server end of each line, by line name: in-memory pipes, ptys (a ``tcp`` line: a raw TCP
-    serial server the server opens as ``socket://``), or the bench's URLs."""
-    device: dict[str, Transport] = {}
-    server: dict[str, Any] = {}
-    try:
-        for line in plan:
-            name = line.name
-            if bench.transport == "memory":
-                device[name], server[name] = memory_pipe(name)
-            elif bench.transport == "pty" and line.medium == "tcp":
-                net = SerialServer(name, rfc2217=False)
-                device[name], server[name] = net, net.address
-            elif bench.transport == "pty":
-                pty = PtyPort(name, workdir)
-                device[name], server[name] = pty, pty.address
-            else:
-                device[name] = SerialUrl(name, bench.device_urls[name])
-                server[name] = bench.device_urls[name]
-    except BaseException:
-        for opened in device.values():
-            opened.close()
-        raise
-    return device, server
-
-
-def _wrap_device_ends(
-    bench: Bench,
-    plan: list[LineSpec],
-    device: dict[str, Transport],
-    server: Mapping[str, Any],
-    clock: Callable[[], float],
-) -> dict[str, FaultyTransport]:
-    """Wrap the device ends in place: the camera's latency on the reader's own line (not on a bus, where it would
-    delay every device's answers) and, when the server options say ``serial_faults: true`` (a fault run,
-    ``prepare_bench``), serial faults on each line the server opens itself (an in-memory server end is the in-process
-    adapter's to wrap). One FaultyTransport a line (the camera's latency is its base tx rate: nested ones would lose
-    the inner one's tick deadline), between the trace and a :class:`_Cable`. Returns line name -> serial wrapper, each
-    with a ``random.Random`` of its own from ``fault_seed``."""
-    wrap, seed = bench.server.options.get("serial_faults", False), bench.server.options.get("fault_seed", 0)
-    out: dict[str, FaultyTransport] = {}
-    for line in plan:
-        name = line.name
-        camera = line.roles == (Source.READER,) and bench.reader_latency_s > 0  # it reads once the bowl is off
-        tx = FaultRates(latency=bench.reader_latency_s) if camera else None
-        if wrap and not isinstance(server[name], Transport):
-            rng = random.Random(f"{seed}/serial/{name}")
-            device[name] = out[name] = FaultyTransport(_Cable(device[name]), rng, clock, tx=tx)
-        elif camera:
-            device[name] = FaultyTransport(device[name], random.Random(f"xocdia-reader/{bench.seed}"), clock, tx=tx)
-    pace_lines(device, server, bench.paced_line, clock)  # outermost, under the trace: it records line times
-    return out
-
-
-class _Cable(Relay):
-    """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug``, a FaultyTransport
-    over it pulls the cable by cutting the bytes (the device sees its port gone) and leaves the server's port open:
-    the server sees silence, as when a UART's cable is pulled, never an I/O error."""
-
-    def replug(self) -> None:
-        """Drop what the server wrote while the cable was out: it never reached the device (bounded)."""
-        with contextlib.suppress(TransportClosed):
-            for _ in range(64):
-                if not self.inner.read(0.0):
-                    return

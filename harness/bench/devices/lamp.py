@@ -3,6 +3,8 @@ which the simulated dealer follows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from harness.wire.protocol.messages import (
     LAMP_COMMANDS,
     LampClose,
@@ -15,7 +17,7 @@ from harness.wire.protocol.messages import (
 )
 from simulator.lamp import Lamp, LampState
 
-__all__ = ["LAMP_COMMANDS", "LampDriver"]
+__all__ = ["LAMP_COMMANDS", "LampDriver", "OrdinalLampDriver"]
 
 
 class LampDriver:
@@ -87,3 +89,21 @@ class LampDriver:
             lamp.set(state, self.round_no(message.round), deadline)
         elif isinstance(message, LampVoid):
             lamp.set(LampState.VOID, self.round_no(message.round))
+
+
+class OrdinalLampDriver(LampDriver):
+    """Numbers rounds 1, 2, ... in the order the server's lamp opens them, whatever the server's ids are; commands
+    for rounds it never saw open (left over from an earlier scenario) change nothing, and so does an OPEN for a
+    round the server did not report opened since the rig started (``server_opened``, set by the rig)."""
+
+    opened_rounds_only = True
+    server_opened: Callable[[str], bool] | None = None
+
+    def accepts_open(self, round_id: str) -> bool:
+        return self.server_opened is None or self.server_opened(round_id)
+
+    def round_no(self, round_id: str) -> int:
+        known = self.rounds.get(round_id)
+        if known is None:
+            known = self.rounds[round_id] = len(self.rounds) + 1
+        return known
