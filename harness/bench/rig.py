@@ -442,7 +442,7 @@ class Rig:
             events = self.adapter.round_events()
         except AdapterError:
             return True
-        return any(e.kind == RoundEventKind.OPENED and e.round_id == round_id for e in events)
+        return round_id in self._opened_before(events)
 
     def _judged_events(self) -> list[RoundEvent]:
         """The server's round events the oracle judges: all of them, except, on a bench whose server opens rounds
