@@ -2,7 +2,7 @@
 
 Route 1: the npm package ``allure`` (Allure 3), run with ``npx`` and a config that asks its ``awesome`` plugin
 for a single self-contained ``index.html`` (opens from disk, no server). Route 2 (fallback, when Node/npx or the
-package cannot be had, e.g. offline without an npm cache): :func:`harness.cert.report.html.render`.
+package cannot be had, e.g. offline without an npm cache): :func:`harness.cert.report.page.render_page`.
 
     python -m harness.cert.report.build RESULTS OUT [--fallback]
 """

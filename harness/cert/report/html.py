@@ -1,12 +1,9 @@
-"""Allure results → reports: the clause matrix as an allure result, and a self-contained HTML fallback.
+"""Allure results: the clause matrix as an allure result, and what the built-in page reads from a results folder.
 
 :func:`write_matrix_result` puts the clause traceability matrix into an ``allure-results`` folder as one more test
 result ("Clause traceability matrix", failed when a clause is uncovered or failing) with the matrix as an HTML
-attachment, so that every allure report of the run shows it.
-
-:func:`render` is the fallback when the npm ``allure`` package cannot be run: one HTML file, no scripts, no
-external resources (opens offline), listing every result with its labels, steps and attachments (the serial
-traces, timelines and oracle verdicts attached in fixture teardowns included), the matrix first.
+attachment, so that every allure report of the run shows it. The built-in report page
+(:mod:`harness.cert.report.page`) reads results with :func:`_load` and shares the style sheet :data:`_CSS`.
 """
 
 from __future__ import annotations
@@ -15,14 +12,12 @@ import html
 import json
 import time
 import uuid
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from harness.cert.report.clauses import Matrix
 
 MATRIX_NAME = "Clause traceability matrix"
-_TEXT_TYPES = ("text/plain", "application/json", "text/csv", "text/html")
 
 
 def matrix_html(matrix: Matrix) -> str:
@@ -76,73 +71,6 @@ def _load(folder: Path) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, 
         for child in container.get("children", []):
             extra.setdefault(child, []).extend(fixtures)
     return results, extra
-
-
-def _attachments(folder: Path, items: Iterable[dict[str, Any]]) -> str:
-    out = []
-    for a in items:
-        path = folder / str(a.get("source", ""))
-        name = html.escape(str(a.get("name", "attachment")))
-        kind = str(a.get("type", ""))
-        if not path.is_file():
-            continue
-        if kind == "text/html":
-            out.append(f"<details><summary>{name}</summary>{path.read_text(encoding='utf-8')}</details>")
-        elif kind in _TEXT_TYPES or path.suffix in (".txt", ".json", ".csv"):
-            body = html.escape(path.read_text(encoding="utf-8", errors="replace"))
-            out.append(f"<details><summary>{name}</summary><pre>{body}</pre></details>")
-        else:
-            out.append(f"<p>{name} ({html.escape(kind)}, not inlined)</p>")
-    return "".join(out)
-
-
-def _steps(folder: Path, steps: Iterable[dict[str, Any]]) -> str:
-    items = []
-    for s in steps:
-        status = html.escape(str(s.get("status", "")))
-        inner = _steps(folder, s.get("steps", [])) + _attachments(folder, s.get("attachments", []))
-        items.append(f"<li class='{status}'>{html.escape(str(s.get('name', '')))} — {status}{inner}</li>")
-    return f"<ol>{''.join(items)}</ol>" if items else ""
-
-
-def render(folder: Path, out: Path) -> Path:
-    """Write ``out/index.html`` from the allure results in ``folder``; returns its path.
-
-    Raises:
-        FileNotFoundError: ``folder`` has no allure results.
-    """
-    results, fixtures = _load(folder)
-    if not results:
-        raise FileNotFoundError(f"no allure results in {folder}")
-    results.sort(key=lambda r: (r.get("name") != MATRIX_NAME, r.get("status") == "passed", r.get("name", "")))
-    counts: dict[str, int] = {}
-    sections = []
-    for r in results:
-        status = str(r.get("status", "unknown"))
-        counts[status] = counts.get(status, 0) + 1
-        labels = ", ".join(
-            f"{html.escape(str(lb['name']))}={html.escape(str(lb['value']))}"
-            for lb in r.get("labels", [])
-            if lb.get("name") in ("clause", "gli", "severity", "feature", "suite")
-        )
-        message = html.escape(str((r.get("statusDetails") or {}).get("message", "")))
-        teardown = [a for f in fixtures.get(str(r.get("uuid")), []) for a in f.get("attachments", [])]
-        body = _steps(folder, r.get("steps", [])) + _attachments(folder, [*r.get("attachments", []), *teardown])
-        sections.append(
-            f"<section class='{html.escape(status)}'><h3>{html.escape(str(r.get('name', '')))} — {status}</h3>"
-            f"<p class='labels'>{labels}</p>{f'<pre>{message}</pre>' if message else ''}{body}</section>"
-        )
-    env = folder / "environment.properties"
-    env_html = f"<pre>{html.escape(env.read_text(encoding='utf-8'))}</pre>" if env.exists() else ""
-    summary = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-    page = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>xocdia-hil report</title><style>{_CSS}</style>"
-        f"</head><body><h1>xocdia-hil test report</h1><p>{summary}</p>{env_html}{''.join(sections)}</body></html>"
-    )
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / "index.html"
-    target.write_text(page, encoding="utf-8")
-    return target
 
 
 _CSS = (
