@@ -37,6 +37,7 @@ class DevicePort:
     sent: int = field(default=0)
     dirty: bool = True  # input may have arrived, or a write changed the line's timers, since the last service
     due: float | None = None  # the port's next deadline as of its last service (None: only input)
+    watched: bool = False  # its transport marks it dirty on input (watch_input): it may be skipped while idle
 
 
 class DeviceHub:
@@ -83,7 +84,6 @@ class DeviceHub:
         settings = EndSettings(unit=unit, firmware=FIRMWARE, require_ack=require_ack, heartbeat_s=heartbeat_s)
         self.ports: dict[str, DevicePort] = {}
         self.roles: dict[Source, DevicePort] = {}
-        self._watched = False  # True once watch_input() wired the transports' notify to the ports
         for line in lines:
             port = DevicePort(line.name, line.roles, by_name[line.name], line.dialect.device_end(line, settings))
             self.ports[line.name] = port
@@ -116,7 +116,7 @@ class DeviceHub:
         for port in self.ports.values():
             if not port.transport.fds():
                 port.transport.notify(lambda port=port: self._input(port, wake))  # type: ignore[misc]
-        self._watched = True
+                port.watched = True
 
     @staticmethod
     def _input(port: DevicePort, wake: Callable[[], None]) -> None:
@@ -130,11 +130,10 @@ class DeviceHub:
         soon = now + EARLY_S
         for port in self.ports.values():
             if (
-                self._watched
+                port.watched
                 and not port.dirty
                 and (port.due is None or port.due > soon)
                 and port.connected == port.transport.connected
-                and not port.transport.fds()
             ):
                 nxt = port.due  # idle: nothing to do, its deadline stands
             else:
