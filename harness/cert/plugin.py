@@ -6,6 +6,8 @@
 - ``--dialect NAME|module:Class``: the table's devices speak this dialect instead of the bench file's.
 - ``--tags EXPR``: run only scenarios whose tags match (``clause:SH-3 or gli:4.16``).
 - ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
+- ``--scenario-timeout S`` (default 300): a scenario still running after S wall seconds fails by timeout
+  (pytest-timeout), so a hung server never hangs the run.
 - Step definitions (``harness.cert.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
 - Tags ``@clause:X``, ``@gli:N`` and ``@severity:S`` are accepted under ``--strict-markers``; they become allure
   labels, and every Gherkin step becomes an allure step. Per scenario the serial trace of every port, the ground-
@@ -19,6 +21,7 @@ import contextlib
 import importlib
 import os
 import platform
+import signal
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -49,6 +52,9 @@ _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
 REPO = Path(__file__).resolve().parents[2]
 ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
+#: Wall seconds a scenario (setup, steps, teardown) may take by default; far above any shipped scenario on any
+#: shipped bench, it only stops a server (or a mutant of one) that hangs, e.g. loops forever inside one step.
+SCENARIO_TIMEOUT_S = 300.0
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -58,6 +64,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dialect", default=None, help="device dialect instead of the bench file's (xocdia-hil dialects)")
     group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
     group.addoption("--feed", default="", help="append every scenario's bench event feed to this JSON Lines file")
+    group.addoption(
+        "--scenario-timeout",
+        type=float,
+        default=SCENARIO_TIMEOUT_S,
+        help=f"wall seconds a scenario may take before it fails by timeout (0: none; default {SCENARIO_TIMEOUT_S:g})",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -154,6 +166,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+    _limit_wall_time(config, keep)
+
+
+def _limit_wall_time(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Give every Gherkin scenario without a ``timeout`` marker of its own the ``--scenario-timeout`` limit
+    (pytest-timeout, part of the certify extra): a scenario still running after it fails by timeout and the run goes
+    on, so a server that hangs (an endless loop inside a step, which no virtual-time step timeout can see) never
+    hangs ``certify``. The signal method interrupts the loop where it is; the thread method (no SIGALRM) ends the
+    whole run. Other tests in the session are left alone."""
+    limit = float(config.getoption("--scenario-timeout"))
+    if limit <= 0 or not config.pluginmanager.has_plugin("timeout"):
+        return
+    method = "signal" if hasattr(signal, "SIGALRM") else "thread"
+    for item in items:
+        scenario = "_pytest_bdd_example" in getattr(item, "fixturenames", ())  # every pytest-bdd scenario's argument
+        if scenario and item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(limit, method=method))
 
 
 # ---------------------------------------------------------------------------------------------------- allure

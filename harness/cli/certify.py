@@ -32,7 +32,13 @@ from harness.live.tail import FileTail
 
 SUITE = Path(harness.cert.steps.__file__).resolve().parent / "suite.py"  # not imported: it binds scenarios
 #: What the certify extra installs: importable module -> distribution.
-CERTIFY_EXTRA = {"pytest": "pytest", "pytest_bdd": "pytest-bdd", "allure": "allure-pytest", "xdist": "pytest-xdist"}
+CERTIFY_EXTRA = {
+    "pytest": "pytest",
+    "pytest_bdd": "pytest-bdd",
+    "allure": "allure-pytest",
+    "xdist": "pytest-xdist",
+    "pytest_timeout": "pytest-timeout",
+}
 
 
 def register(subparsers: Any) -> None:
@@ -51,6 +57,13 @@ def register(subparsers: Any) -> None:
         type=non_negative_int,
         default=None,
         help="pytest-xdist workers (0: in this process; default 2, or 0 on a bench attached by URL)",
+    )
+    p.add_argument(
+        "--scenario-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="wall seconds a scenario may take before it fails by timeout (0: no limit; default 300)",
     )
     p.add_argument("--json", action="store_true", help="print the clause coverage and results as one JSON object")
     add_dialect_option(p)
@@ -96,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         cmd += ["--dialect", args.dialect]
     if workers:
         cmd += ["-n", str(workers)]
+    if args.scenario_timeout is not None:
+        cmd += ["--scenario-timeout", str(args.scenario_timeout)]
     env = dict(os.environ)
     if args.features:
         env["XOCDIA_FEATURES"] = os.pathsep.join(str(folder) for folder in folders)
