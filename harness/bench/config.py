@@ -94,6 +94,22 @@ class Bench:
         """True when the server runs on the wall clock (anything but the in-process engine)."""
         return self.server.kind != "in-process"
 
+    @property
+    def attached_by_url(self) -> bool:
+        """True when the server or the device lines are attached by URL: there is one server and one set of device
+        lines, which every scenario shares, so scenarios can only run one after another."""
+        return self.server.kind == "url" or self.transport == "url"
+
+    def workers_refusal(self, option: str, workers: int) -> str:
+        """Why ``workers`` parallel workers (asked for with ``option``, e.g. ``--workers``) cannot run on this bench,
+        in one line; empty when they can (two or more are refused on a bench :attr:`attached_by_url`)."""
+        if workers < 2 or not self.attached_by_url:
+            return ""
+        return (
+            f"{option} {workers}: bench {self.name} is attached by URL (one server, one set of device lines, shared "
+            f"by every scenario); use {option} 0 or 1"
+        )
+
 
 _TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
 _SERVER = ("kind", "adapter", "command", "url", "options", "opens_rounds")

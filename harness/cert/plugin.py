@@ -36,7 +36,7 @@ from harness.cert.feed import FeedPlugin
 from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
-from harness.cert.steps.context import NOT_APPLICABLE, CertContext
+from harness.cert.steps.context import NOT_APPLICABLE, CertContext, not_applicable
 from harness.judge.oracle import Verdict
 
 STEP_MODULES = (
@@ -50,6 +50,7 @@ STEP_MODULES = (
 TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
+_OTHER_BENCH_KEY = pytest.StashKey[str]()  # why a scenario tagged for other benches is not applicable here
 REPO = Path(__file__).resolve().parents[2]
 ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
 #: Wall seconds a scenario (setup, steps, teardown) may take by default; far above any shipped scenario on any
@@ -82,6 +83,26 @@ def pytest_configure(config: pytest.Config) -> None:
     feed = str(config.getoption("--feed", "") or "")
     if feed and not config.pluginmanager.has_plugin("xocdia-feed") and not _is_xdist_controller(config):
         config.pluginmanager.register(FeedPlugin(feed), "xocdia-feed")
+    _refuse_parallel_workers_on_a_shared_bench(config)
+
+
+def _refuse_parallel_workers_on_a_shared_bench(config: pytest.Config) -> None:
+    """Two or more xdist workers (``-n``) on a bench attached by URL stop the run before any scenario, in one line:
+    every scenario there shares one server and one set of device lines (as ``certify --workers`` refuses them).
+
+    Raises:
+        pytest.UsageError: such workers on such a bench.
+    """
+    if not _is_xdist_controller(config):
+        return
+    try:
+        workers = int(config.option.numprocesses)
+        bench = load_bench(str(config.getoption("--bench")), config.getoption("--dialect"))
+    except (TypeError, ValueError, BenchError):
+        return  # not a count of workers, or a bad bench (the bench fixture reports it)
+    refusal = bench.workers_refusal("-n", workers)
+    if refusal:
+        raise pytest.UsageError(refusal)
 
 
 def _is_xdist_controller(config: pytest.Config) -> bool:
@@ -145,8 +166,9 @@ def _tags(item: pytest.Item) -> set[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect scenarios that do not match ``--tags``, and scenarios tagged ``@bench:NAME`` for other benches
-    (a scenario that needs what only some benches have, e.g. serial fault injection in-process)."""
+    """Deselect scenarios that do not match ``--tags``. A scenario tagged ``@bench:NAME`` for other benches only
+    (it needs what only those benches have, e.g. serial fault injection in-process) stays selected and ends as not
+    applicable to this bench, with that reason, when it starts (:func:`pytest_bdd_before_scenario`)."""
     expression = str(config.getoption("--tags"))
     try:
         bench_name = load_bench(str(config.getoption("--bench"))).name
@@ -160,8 +182,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             wanted = matches(expression, tags)
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
-        if wanted and (not benches or not bench_name or bench_name in benches):
-            keep.append(item)
+        if not wanted:
+            continue
+        if benches and bench_name and bench_name not in benches:
+            item.stash[_OTHER_BENCH_KEY] = (
+                f"written for the {', '.join(sorted(benches))} bench only "
+                f"({' '.join('@bench:' + b for b in sorted(benches))}); this bench is {bench_name}"
+            )
+        keep.append(item)
     dropped = [i for i in items if i not in keep]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -186,6 +214,7 @@ def _limit_wall_time(config: pytest.Config, items: list[pytest.Item]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- allure
+@pytest.hookimpl(trylast=True)  # a scenario not applicable here ends in it: the other plugins saw it start
 def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
     tags = set(scenario.tags) | set(feature.tags)
     clauses = sorted(t.split(":", 1)[1] for t in tags if t.startswith("clause:"))
@@ -209,6 +238,9 @@ def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, sce
     node.user_properties.append(("xocdia_clauses", ",".join(clauses)))
     node.user_properties.append(("xocdia_gli", ",".join(gli)))
     node.stash[_STEPS_KEY] = []
+    other_bench = node.stash.get(_OTHER_BENCH_KEY, "")
+    if other_bench:
+        not_applicable(other_bench)  # before any step: the matrix lists it with its clauses and this reason
 
 
 _SEVERITIES = {s.value for s in allure.severity_level}

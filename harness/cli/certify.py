@@ -167,16 +167,13 @@ def _workers(asked: int | None, bench: Bench) -> int:
     URL (every scenario there shares one server and one set of lines, so they run one after another).
 
     Raises:
-        CliError: two or more workers asked for on such a bench.
+        CliError: two or more workers asked for on such a bench (one line, :meth:`Bench.workers_refusal`).
     """
-    shared = bench.server.kind == "url" or bench.transport == "url"
     if asked is None:
-        return 0 if shared else 2
-    if shared and asked >= 2:
-        raise CliError(
-            f"--workers {asked}: bench {bench.name} is attached by URL (one server, one set of device lines, shared "
-            "by every scenario); use --workers 0 or 1"
-        )
+        return 0 if bench.attached_by_url else 2
+    refusal = bench.workers_refusal("--workers", asked)
+    if refusal:
+        raise CliError(refusal)
     return asked
 
 

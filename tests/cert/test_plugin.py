@@ -4,10 +4,13 @@ module are all a scenario needs; the plugin supplies the steps, the bench, the t
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
+URL_BENCH = Path(__file__).resolve().parents[1] / "faults" / "url-staging.yaml"
 
 PASSING = """\
 Feature: A lab's own payout check
@@ -62,6 +65,39 @@ def test_clause_tags_select_scenarios_without_unknown_marker_errors(pytester: py
     pytester.makepyfile(test_lab='from pytest_bdd import scenarios\n\nscenarios("lab.feature", "other.feature")\n')
     result = pytester.runpytest_inprocess("--strict-markers", "--tags", "clause:PAY-9")
     result.assert_outcomes(passed=1, deselected=1)
+
+
+def test_a_scenario_for_another_bench_is_not_applicable_with_its_clauses_and_reason(pytester: pytest.Pytester) -> None:
+    other = PASSING.replace("@clause:PAY-8", "@clause:PAY-9 @bench:local-hil").replace(
+        "A lab's own payout check", "Another"
+    )
+    pytester.makefile(".feature", lab=PASSING, other=other)
+    pytester.makepyfile(test_lab='from pytest_bdd import scenarios\n\nscenarios("lab.feature", "other.feature")\n')
+    matrix = pytester.path / "matrix"
+    result = pytester.runpytest_inprocess("--bench", "in-process", "--clause-matrix", str(matrix))
+    result.assert_outcomes(passed=1, skipped=1)  # listed, not deselected
+    data = json.loads((matrix / "clause-matrix.json").read_text(encoding="utf-8"))
+    assert [r["outcome"] for r in data["clauses"]["PAY-9"]] == ["not-applicable"]
+    assert [(r["scenario"], r["reason"]) for r in data["not_applicable"]] == [
+        (
+            "Big pays 0.96 to 1 on three reds",
+            "written for the local-hil bench only (@bench:local-hil); this bench is in-process",
+        )
+    ]
+    assert "PAY-9" in data["unexercised"]
+
+
+def test_parallel_workers_on_a_bench_attached_by_url_are_refused_in_one_line(pytester: pytest.Pytester) -> None:
+    _lab(pytester, PASSING)
+    bench = pytester.path / "url-bench.yaml"
+    shutil.copyfile(URL_BENCH, bench)  # one server, one set of device lines: nothing is reached before the refusal
+    result = pytester.runpytest_subprocess("--bench", str(bench), "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    refusal = [line for line in result.stderr.lines if "attached by URL" in line]
+    assert refusal == [
+        "ERROR: -n 2: bench url-staging is attached by URL (one server, one set of device lines, shared by every "
+        "scenario); use -n 0 or 1"
+    ]
 
 
 def test_an_unknown_bench_is_a_usage_error_naming_it(pytester: pytest.Pytester) -> None:
