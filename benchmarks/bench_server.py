@@ -7,7 +7,9 @@
 2. Server rate: a real ``xocdia-server`` process on loopback; ``--clients`` concurrent keep-alive HTTP/1.1
    connections each post bets back to back for ``--seconds``; only 201 (confirmed = committed) counts.
 3. Printed: both rates, the ratio bets/raw (target >= 0.30) and bets/2000 (target >= 1.0). The accepted count
-   is checked against the server's own record of the round.
+   is checked against the server's own record of the round. For information, the CPU time per accepted bet of
+   the server process (all its threads; Linux only) and of this client over the load phase, and the load
+   average: on a shared machine the rates follow the CPU the processes get, the CPU per bet much less.
 """
 
 from __future__ import annotations
@@ -49,6 +51,15 @@ def raw_commit_rate(directory: Path, seconds: float) -> float:
         n += 1
     db.close()
     return n / elapsed
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (from /proc; None where there is none)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def start_server(directory: Path, players: int) -> tuple[subprocess.Popen[str], int]:
@@ -149,7 +160,11 @@ def main() -> int:
         proc, port = start_server(directory, args.players)
         try:
             time.sleep(0.5)
+            server_cpu, client_cpu = process_cpu_s(proc.pid), time.process_time()
             accepted, rejected, elapsed = _run(load(port, args.clients, args.players, args.seconds))
+            client_cpu = time.process_time() - client_cpu
+            if server_cpu is not None and (now := process_cpu_s(proc.pid)) is not None:
+                server_cpu = now - server_cpu
             recorded = server_bet_count(port)
         finally:
             proc.terminate()
@@ -163,6 +178,10 @@ def main() -> int:
     print(f"raw SQLite commits/s (WAL, synchronous=FULL, 1 row per transaction): {raw:,.0f}")
     print(f"accepted bets/s over loopback HTTP ({args.clients} clients, {elapsed:.1f} s): {rate:,.0f}")
     print(f"  accepted {accepted}, rejected {rejected}, recorded by the server {recorded}")
+    per_bet = 1e6 / max(accepted, 1)
+    server_part = "n/a" if server_cpu is None else f"{server_cpu * per_bet:,.0f} us"
+    print(f"  CPU per accepted bet: server {server_part}, client {client_cpu * per_bet:,.0f} us", end="")
+    print("" if not hasattr(os, "getloadavg") else f"; load average {os.getloadavg()[0]:.2f}")
     print(f"ratio bets/raw commits: {rate / raw:.2f} (target >= {TARGET_RATIO:.2f})")
     print(f"ratio bets/{TARGET_BETS_S}: {rate / TARGET_BETS_S:.2f} (target >= 1.00)")
     if recorded != accepted:

@@ -19,8 +19,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import JSONResponse
+from starlette.types import Receive
 
 from gameserver.config import Principal
 
@@ -41,11 +42,16 @@ def error(status: int, code: str, message: str, headers: Mapping[str, str] | Non
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status, headers=headers)
 
 
-def authenticate(conn: HTTPConnection, tokens: dict[str, Principal], query_ok: bool = False) -> Principal:
+def authenticate(conn: HTTPConnection, tokens: Mapping[str, Principal], query_ok: bool = False) -> Principal:
     """The principal of the request's bearer token (``query_ok``: ``?token=`` also counts, for the WebSocket).
     Raises ApiError 401 ``missing_token``, ``invalid_token`` or ``token_in_url``."""
-    header = conn.headers.get("authorization")
-    in_query = conn.query_params.get("token")
+    return principal(conn.headers.get("authorization"), conn.query_params.get("token"), tokens, query_ok)
+
+
+def principal(
+    header: str | None, in_query: str | None, tokens: Mapping[str, Principal], query_ok: bool = False
+) -> Principal:
+    """:func:`authenticate` on the request's ``Authorization`` header and ``token`` query parameter (or None)."""
     if in_query is not None and not query_ok:
         raise ApiError(401, "token_in_url", "send the token as 'Authorization: Bearer <token>', not in the URL")
     token = in_query if header is None else None
@@ -61,25 +67,36 @@ def authenticate(conn: HTTPConnection, tokens: dict[str, Principal], query_ok: b
     return who
 
 
-async def read_body(request: Request) -> bytes:
-    """The raw body, at most :data:`MAX_BODY` bytes; raises ApiError 413 without reading past the limit."""
-    declared = request.headers.get("content-length")
+async def read_json(request: Request, required: bool = True) -> dict[str, Any]:
+    """The request's JSON object within the limits above; ``{}`` for an absent body when not ``required``."""
+    body = await receive_body(request.headers.get("content-length"), request.receive)
+    return parse_json(body, request.headers.get("content-type"), required)
+
+
+async def receive_body(declared: str | None, receive: Receive) -> bytes:
+    """The raw body from the ASGI ``receive`` (``declared``: the ``Content-Length`` header), at most
+    :data:`MAX_BODY` bytes; raises ApiError 413 without reading past the limit, ClientDisconnect when the client
+    went away."""
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
         raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            raise ClientDisconnect()
+        chunk: bytes = message.get("body", b"")
         body += chunk
         if len(body) > MAX_BODY:
             raise ApiError(413, "body_too_large", f"request body over {MAX_BODY} bytes")
-    return bytes(body)
+        if not message.get("more_body", False):
+            return body
 
 
-async def read_json(request: Request, required: bool = True) -> dict[str, Any]:
-    """The request's JSON object within the limits above; ``{}`` for an absent body when not ``required``."""
-    body = await read_body(request)
+def parse_json(body: bytes, ctype: str | None, required: bool = True) -> dict[str, Any]:
+    """``body`` as a JSON object within the limits above (``ctype``: the ``Content-Type`` header, or None);
+    ``{}`` for an absent body when not ``required``."""
     if not required and not body.strip():
         return {}
-    ctype = request.headers.get("content-type")
     if ctype is None or not _is_json_utf8(ctype):
         raise ApiError(415, "unsupported_media_type", "send the body as Content-Type: application/json (UTF-8)")
     try:

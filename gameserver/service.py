@@ -22,7 +22,9 @@ from gameserver.model import EngineConfig, Rejection
 
 T = TypeVar("T")
 log = logging.getLogger("gameserver.service")
-_Item = tuple[Callable[[RoundEngine], Any], "Future[Any]"]
+#: called on the engine thread with ``(value, None)`` or ``(None, exception)`` once a command is answered
+Done = Callable[[Any, BaseException | None], None]
+_Item = tuple[Callable[[RoundEngine], Any], Done]
 
 
 class ServiceStopped(Exception):
@@ -80,11 +82,24 @@ class GameService:
         """Queue ``command(engine)``; the future resolves after its events are committed. It fails with
         Rejection (nothing changed), ServiceStopped, or the ledger's error."""
         fut: Future[T] = Future()
-        if not self._running:
-            fut.set_exception(ServiceStopped(self.failure or "the engine is not running"))
-            return fut
-        self._queue.put((command, fut))
+
+        def done(value: Any, error: BaseException | None) -> None:
+            if error is None:
+                fut.set_result(value)
+            else:
+                fut.set_exception(error)
+
+        self.submit_then(command, done)
         return fut
+
+    def submit_then(self, command: Callable[[RoundEngine], Any], done: Done) -> None:
+        """Queue ``command(engine)``; ``done(value, None)`` is called after its events are committed, or
+        ``done(None, error)`` with Rejection (nothing changed), ServiceStopped or the ledger's error. ``done`` runs
+        on the engine thread (or at once on the caller's when the engine is not running) and must not block."""
+        if not self._running:
+            done(None, ServiceStopped(self.failure or "the engine is not running"))
+            return
+        self._queue.put((command, done))
 
     def _run(self) -> None:
         while self._running:
@@ -102,15 +117,15 @@ class GameService:
         self._fail_pending(ServiceStopped(self.failure or "the engine stopped"))
 
     def _step(self, batch: list[_Item]) -> None:
-        outcomes: list[tuple[Future[Any], Any, BaseException | None]] = []
-        for command, fut in batch:
+        outcomes: list[tuple[Done, Any, BaseException | None]] = []
+        for command, done in batch:
             try:
-                outcomes.append((fut, command(self.engine), None))
+                outcomes.append((done, command(self.engine), None))
             except Rejection as exc:
-                outcomes.append((fut, None, exc))
+                outcomes.append((done, None, exc))
             except Exception as exc:  # an engine bug: report it to the caller, keep the table running
                 log.exception("command failed")
-                outcomes.append((fut, None, exc))
+                outcomes.append((done, None, exc))
         self.engine.tick()
         events = self.engine.drain()
         if events:
@@ -121,14 +136,11 @@ class GameService:
                 self.failure = f"ledger write failed: {exc}"
                 log.error(self.failure)
                 self._running = False
-                for fut, _, _ in outcomes:
-                    fut.set_exception(exc)
+                for done, _, _ in outcomes:
+                    _answer(done, None, exc)
                 return
-        for fut, value, error in outcomes:
-            if error is None:
-                fut.set_result(value)
-            else:
-                fut.set_exception(error)
+        for done, value, error in outcomes:
+            _answer(done, value, error)
         if events:
             for callback in self._subscribers:
                 callback(events)
@@ -140,4 +152,11 @@ class GameService:
             except queue.Empty:
                 return
             if item is not None:
-                item[1].set_exception(exc)
+                _answer(item[1], None, exc)
+
+
+def _answer(done: Done, value: Any, error: BaseException | None) -> None:
+    try:
+        done(value, error)
+    except Exception:  # one caller's failing callback must not stop the engine or the other answers
+        log.exception("answer callback failed")

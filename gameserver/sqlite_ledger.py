@@ -141,9 +141,14 @@ class SqliteLedger:
                 bets,
             )
             bets.clear()
-        for player, balance in wallets.items():
-            self._set_wallet(db, player, balance)
-        wallets.clear()
+        if wallets:
+            cur = db.executemany(
+                "UPDATE wallets SET balance = ? WHERE player_id = ?", [(b, p) for p, b in wallets.items()]
+            )
+            if cur.rowcount != len(wallets):  # player_id is the key: each row updates one wallet or none
+                known = {r[0] for r in db.execute("SELECT player_id FROM wallets")}
+                raise LedgerError(f"no wallet for players {sorted(set(wallets) - known)}")
+            wallets.clear()
 
     def _apply(self, db: sqlite3.Connection, e: Event) -> None:
         d = e.data
