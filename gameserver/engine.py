@@ -26,6 +26,7 @@ from gameserver.model import (
     Phase,
     Rejection,
     RoundRecord,
+    read_problem,
     request_hash,
 )
 from gameserver.noise import IgnoredReports
@@ -150,9 +151,8 @@ class RoundEngine:
         return r
 
     def tick(self) -> None:
-        """Apply every deadline that has passed: the reorder grace window of held reports, close betting,
-        pause on a missing result (ERR-1), cancel on a pause timeout (ERR-3), open the next round when
-        auto-open is on."""
+        """Apply every deadline that has passed: the reorder grace window of held reports, close betting, pause
+        on a missing result (ERR-1), cancel on a pause timeout (ERR-3), open the next round when auto-open is on."""
         now = self.now()
         r = self.active
         if r is None:
@@ -194,8 +194,7 @@ class RoundEngine:
     def report(self, report: TableReport) -> None:
         """Apply one table report per docs/protocol.md §7 (GP-3, SH-1..SH-5, ERR-1/2). Reports for no round or
         tagged with another round are ignored (counted in ``ignored``: no event, no change); during a pause they
-        are held and replayed on resume; one that must follow another line's report waits the grace window
-        (gameserver/ordering.py)."""
+        are held and replayed on resume; one that must follow another line's report waits (gameserver/ordering.py)."""
         self.tick()
         r = self.active
         kind = report.kind
@@ -292,15 +291,15 @@ class RoundEngine:
             self._emit(EventKind.BOWL_LIFTED, r.round_id)
 
     def _read(self, r: RoundRecord, report: TableReport) -> None:
-        """SH-3 first: a standing token means a re-shake whatever else the read says (an overlap, a hidden
-        face); then SH-1 (overlap: wait for the rearranged read); then an unreadable read pauses (ERR-1)."""
+        """SH-3 first: a standing token means a re-shake whatever else the read says; then a read that is
+        unreadable or turns a token an overlapped read showed pauses (ERR-1, PROC-1); then SH-1 (overlap: wait)."""
         faces = report.faces or ""
-        valid = len(faces) == 4 and all(c in "RWSU" for c in faces)
-        if valid and "S" in faces:
+        if len(faces) == 4 and "S" in faces and all(c in "RWSU" for c in faces):
             self._reshake(r, "standing")
-        elif not valid or ("U" in faces and not report.overlap):
-            self._pause(r, f"unreadable_result: {faces!r}")
+        elif (problem := read_problem(r.seen, faces, report.overlap)) is not None:
+            self._pause(r, problem)
         elif report.overlap:
+            r.seen = faces
             self._emit(EventKind.READ_OVERLAP, r.round_id, faces=faces)
         else:
             r.faces = faces
@@ -310,6 +309,7 @@ class RoundEngine:
         r.reshakes += 1
         r.reshakes_since_resume += 1
         r.shaken = r.shaking = r.lifted = False
+        r.seen = ""
         if r.awaiting_since is not None:
             r.awaiting_since = self.now()
         self._emit(EventKind.RESHAKE, r.round_id, reason=reason, count=r.reshakes, clause=_RESHAKE_CLAUSE[reason])

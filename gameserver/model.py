@@ -161,9 +161,22 @@ class RoundRecord:
     betting_left: float | None = None
     awaiting_since: float | None = None
     faces: str | None = None
+    seen: str = ""  # faces an overlapped read of this shake showed (U: hidden); a later read must agree (PROC-1)
     ended_at: float | None = None
     bets: list[BetRecord] = field(default_factory=list)
     held: list[HeldReport] = field(default_factory=list)  # reports kept back, in arrival order
+
+
+def read_problem(seen: str, faces: str, overlap: bool) -> str | None:
+    """The ERR-1 pause reason for a read (no standing token) that cannot be used, or None: an unreadable read (not
+    four of R/W/U, or a U without an overlap), or one that turns a token an earlier overlapped read of the same
+    shake showed red or white (``seen``; a hidden U, or no such read, contradicts nothing): SH-1 spreads the tokens
+    without turning any (RULES.md PROC-1)."""
+    if len(faces) != 4 or any(c not in "RWU" for c in faces) or ("U" in faces and not overlap):
+        return f"unreadable_result: {faces!r}"
+    if any(s in "RW" and f in "RW" and s != f for s, f in zip(seen, faces, strict=False)):
+        return f"contradicting_result: {seen!r} then {faces!r}"
+    return None
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,22 @@ def test_overlap_waits_for_the_rearranged_read() -> None:  # SH-1
     assert results(t, EventKind.ROUND_SETTLED) == {a: ("win", 1500)}
 
 
+def test_a_read_that_turns_a_token_seen_before_the_spread_pauses() -> None:  # PROC-1, ERR-1, ERR-2
+    t = opened()
+    a = t.bet("alice", "four_white", 100)
+    t.shake()
+    t.close_betting()
+    t.send(R.BOWL_OFF)
+    t.send(R.RESULT, faces="WUWW", overlap=True)
+    t.send(R.REARRANGED, faces="WWRW")  # token 2 was seen white: it was turned, or misread
+    assert t.last(EventKind.ROUND_PAUSED).data["reason"] == "contradicting_result: 'WUWW' then 'WWRW'"
+    assert EventKind.ROUND_SETTLED not in t.kinds()
+    t.engine.resume()
+    t.send(R.REARRANGED, faces="WRWW")  # the hidden token may be either colour: this read agrees
+    assert t.last(EventKind.ROUND_SETTLED).data["faces"] == "WRWW"
+    assert results(t, EventKind.ROUND_SETTLED) == {a: ("lose", 0)}
+
+
 def test_drop_reshakes_and_bets_stand() -> None:  # SH-2
     t = opened()
     a = t.bet("alice", "even", 1000)
