@@ -352,6 +352,13 @@ class HttpAdapter(GameServerAdapter):
         if status != 200:
             raise AdapterError(code_of(data), str(data.get("error", {}).get("message", data)))
 
+    def correct(self, round_id: str, faces: str) -> None:
+        """``POST /v1/supervisor/correct {round_id, faces}``; raises AdapterError with the server's code."""
+        body = {"round_id": int(round_id), "faces": faces}
+        status, data = self._call("POST", "/v1/supervisor/correct", self._boss, body)
+        if status != 200:
+            raise AdapterError(code_of(data), str(data.get("error", {}).get("message", data)))
+
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
         for ws in self._streams.values():  # keep the streams drained (their content is not needed here)
@@ -382,6 +389,23 @@ class HttpAdapter(GameServerAdapter):
         if status != 200:
             raise AdapterError(code_of(data), f"cannot read the balance of {player_id}")
         return int(data["balance"])
+
+    def ignored_device_frames(self) -> int:
+        """Device frames the server's lines refused plus the reports its engine ignored, as ``/health`` counts them
+        (``devices.*.rejected``, ``ignored_reports.counts``: docs/server.md)."""
+        status, data = self._call("GET", "/health", self._boss)
+        if status not in (200, 503) or not isinstance(data, dict):
+            raise AdapterError(code_of(data), "cannot read /health")
+        refused = sum(sum(line.get("rejected", {}).values()) for line in data.get("devices", {}).values())
+        ignored = data.get("ignored_reports", {}).get("counts", {})
+        counted = (n for kinds in ignored.values() for whys in kinds.values() for n in whys.values())
+        return int(refused) + sum(int(n) for n in counted)
+
+    def event_log_size(self) -> int:
+        """The sequence number of the last entry of the server's event log (``/v1/events``) read so far, after
+        reading the new ones: its growth is the number of entries added."""
+        self.round_events()
+        return self._after
 
     def evidence(self) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -34,8 +34,9 @@ from gameserver.engine import RoundEngine
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
+from gameserver.line_guard import LineGuard
 from gameserver.model import EngineConfig, Rejection
-from gameserver.protocol import BadFrame
+from gameserver.protocol import BadFrame, Frame, encode
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.bridge import BridgedLine
 from harness.bench.adapters.reference_events import bet_row, round_event
@@ -59,6 +60,7 @@ class _Port:
         self.spec = spec
         self.silence_s = silence_s
         self.line = self._line(now)
+        self.guard = LineGuard(name, roles=self.line.roles)  # which device the line speaks for (as the gateway's)
         self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
         self.dirty = True  # bytes may have arrived since the line was last serviced
 
@@ -85,6 +87,7 @@ class _Port:
     def reopen(self, now: float) -> None:
         """A restarted server: a fresh line end, and no device clock offset learnt yet."""
         self.line = self._line(now)
+        self.guard = LineGuard(self.name, roles=self.line.roles)
         self.clocks = {}
         self.dirty = True
 
@@ -112,6 +115,7 @@ class InProcessAdapter(GameServerAdapter):
         self._heartbeat_s = 3.0
         self._up = True
         self._timer: GridTimer | None = None  # services the lines; a new one after each restart
+        self._logged = 0  # events in the ledger's log
         self.event_watchers: list[Callable[[], None]] = []  # called whenever new round events are recorded
 
     # ------------------------------------------------------------------ lifecycle
@@ -262,7 +266,7 @@ class InProcessAdapter(GameServerAdapter):
         except TransportClosed:
             data = b""
         for frame in port.line.feed(data, now) if data else ():
-            if isinstance(frame, BadFrame):
+            if isinstance(frame, BadFrame) or not self._admit(port, frame):
                 continue
             clock = port.clocks.get(frame.src)
             if clock is None:
@@ -278,6 +282,16 @@ class InProcessAdapter(GameServerAdapter):
             self.engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=detail))
         self._write(port)
 
+    def _admit(self, port: _Port, frame: Frame) -> bool:
+        """The line guard's verdict on a new data frame, as the gateway's (``gameserver.gateway``): a frame from
+        another device than the line's, or an untagged round-deciding report, is counted, recorded as a
+        ``device_incident`` event when worth one, and never reaches the engine."""
+        verdict = port.guard.check(frame)
+        if verdict.log and verdict.why is not None:
+            raw = encode(frame.seq, frame.src, frame.type, frame.fields).decode("latin-1").rstrip("\r\n")
+            self.engine.device_incident(port.name, verdict.why, raw)
+        return verdict.accept
+
     @staticmethod
     def _write(port: _Port) -> None:
         out = port.line.take_output()
@@ -292,6 +306,7 @@ class InProcessAdapter(GameServerAdapter):
         if not events:
             return
         self._ledger.append(events)
+        self._logged += len(events)
         now = float(self._env.now) if self._env is not None else 0.0
         for event in events:
             normal = round_event(event.to_json())
@@ -380,3 +395,13 @@ class InProcessAdapter(GameServerAdapter):
         if value is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
         return value
+
+    def ignored_device_frames(self) -> int:
+        """Device frames the lines refused (wrong device, untagged result) plus reports the engine ignored, since
+        the server started (a restart starts the counts again, as a new process would)."""
+        self._require_up()
+        return sum(self.engine.ignored.counts.values()) + sum(sum(p.guard.counts.values()) for p in self._ports)
+
+    def event_log_size(self) -> int:
+        """Entries in the ledger's event log."""
+        return self._logged
