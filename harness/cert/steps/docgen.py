@@ -31,6 +31,7 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
     ("Statistics (`features/rtp.feature`, `features/fairness.feature`)", "harness.cert.steps.stats"),
     ("Fault injection (`features/faults/`)", "harness.cert.steps.faults"),
     ("Rules documents (`features/documents.feature`)", "harness.cert.steps.documents"),
+    ("Device lines: forged, replayed and noisy frames (`features/devices.feature`)", "harness.cert.steps.devices"),
 )
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 

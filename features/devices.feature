@@ -1,0 +1,101 @@
+Feature: Device identity, replayed results, line noise and procedure violations (DEV-1..3, PROC-1)
+  Frames the table did not send are put on its device lines, the way a hostile or broken device would send them:
+  a valid result on another device's line, an earlier round's result sent again, bursts of noise with a valid check,
+  a read that contradicts what the camera saw. None of them may decide a round or move money. Each scenario fails on
+  a server with the matching defect (checked against the reference server with the defect planted: one that takes
+  the device from the frame's src, that accepts untagged results, that logs every ignored report, that settles on a
+  read contradicting the overlapped one). Not applicable on a bench that forbids faults or whose line is a polled
+  bus (nothing can be pushed onto it).
+
+  Background:
+    Given player alice has a balance of 10,000
+
+  @clause:DEV-1 @gli:4.18.5
+  Scenario Outline: A reader's result sent on the <device> line does not count
+    Given round 1 lands w w r r
+    When round 1 opens
+    And alice bets 1,000 on four_red
+    And a READER RESULT of r r r r for this round arrives on the <device> line as the bowl comes off
+    And the round is played to the end
+    Then the server settles round 1 on w w r r
+    And alice's bet on four_red returns 0
+    And alice's balance is 9,000
+    And the oracle finds no difference
+
+    Examples:
+      | device  |
+      | console |
+      | bowl    |
+      | lamp    |
+
+  @clause:DEV-2 @gli:4.18.5
+  Scenario: An earlier round's result sent again untagged does not decide this round
+    Given round 1 lands r r r r
+    And round 2 lands w w w w
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on four_white
+    And the reader sends round 1's result again untagged as the bowl comes off
+    And the round is played to the end
+    Then the server settles round 1 on r r r r
+    And the server settles round 2 on w w w w
+    And alice's bet on four_white returns 15,000
+    And alice's balance is 24,000
+    And the oracle finds no difference
+
+  @clause:DEV-2 @gli:4.18.5
+  Scenario: A result for a round already decided does not decide the next one
+    Given round 1 lands r r r r
+    And round 2 lands w w w w
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on four_red
+    And the reader sends round 1's result again as the bowl comes off
+    And the round is played to the end
+    Then the server settles round 2 on w w w w
+    And alice's bet on four_red returns 0
+    And alice's balance is 9,000
+    And the oracle finds no difference
+
+  @clause:DEV-3 @gli:C.6.8
+  Scenario Outline: Noise on the <device> line changes neither the outcome nor the money, and is counted
+    Given round 1 lands r w r w
+    When round 1 opens
+    And alice bets 1,000 on even
+    And 300 noise frames arrive on the <device> line as the bowl comes off
+    And the round is played to the end
+    Then the server settles round 1 on r w r w
+    And alice's bet on even returns 1,960
+    And alice's balance is 10,960
+    And the oracle finds no difference
+    And the server counted the noise and its event log grew by at most 40 entries
+
+    Examples:
+      | device |
+      | reader |
+      | bowl   |
+
+  @clause:PROC-1 @clause:ERR-1 @clause:ERR-3 @gli:4.18.4
+  Scenario: A read that contradicts the faces seen before the tokens were spread pauses the round
+    Given in round 1 the tokens overlap and land r r r w
+    When round 1 opens
+    And alice bets 1,000 on one_red
+    And the reader reads the overlapping tokens again as w w w r before they are spread
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+
+  @clause:PROC-1 @clause:ERR-1 @clause:ERR-2 @gli:4.18.4
+  Scenario: Once the supervisor resumes, a read that agrees with the faces seen settles the round
+    Given in round 1 the tokens overlap and land r r r w
+    When round 1 opens
+    And alice bets 1,000 on three_red
+    And the reader reads the overlapping tokens again as w w w r before they are spread
+    And the server pauses round 1
+    And the supervisor resumes the round
+    And the round is played to the end
+    Then the server settles round 1 on r r r w
+    And alice's bet on three_red returns 3,800
+    And the oracle finds no difference

@@ -1,0 +1,136 @@
+"""Frames the table did not send: a report forged on another device's line, a replay of an earlier report, and noise
+(frames whose check is valid but that are malformed or irrelevant), put on a rig's device lines the way a hostile or
+broken device would: as bytes on the device end of the line, encoded by the line's own dialect.
+
+Two ways in, both through the rig's traced device ends (every forged byte is in the serial trace):
+
+- :func:`write_frames`: frames written as bytes on a line, from any device ``src`` (the line carries someone else),
+  numbered from :data:`FORGED_SEQ` so that none can be taken for a retransmission of the line's own frames. Only on
+  a *push* line whose device end is the protocol link (one device per line, it speaks when it wants): on an addressed
+  bus a device answers only its own polls, so nothing can be pushed onto it unasked.
+- :func:`queue_report`: a report queued on the device's *own* end, numbered, acknowledged and retransmitted like
+  the table's reports (a device re-sending a buffered read): works on every dialect.
+
+:func:`at_lift` runs an injection when the table lifts the bowl in the round the rig is playing: the moment a read
+counts, so a server that trusts the frame settles the round on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.bench.rig import Rig
+from harness.wire.dialects.push import PushDeviceEnd
+from harness.wire.protocol.codec import crc16
+from harness.wire.protocol.messages import Frame, Message, Source
+from simulator.events import BowlLifted, Event
+
+#: The first sequence number of forged frames: far above what a line's own device reaches in a scenario.
+FORGED_SEQ = 60_000
+
+
+class CannotForge(Exception):
+    """The bench cannot put this frame on this line; the message says why (for a not-applicable verdict)."""
+
+
+def line_of(rig: Rig, device: str) -> str:
+    """The name of the line that carries ``device`` (a device or line name, any case).
+
+    Raises:
+        CannotForge: the bench has no such line.
+    """
+    for line in rig.bench.lines:
+        if device.lower() == line.name or device.upper() in (r.value for r in line.roles):
+            return line.name
+    raise CannotForge(f"bench {rig.bench.name} has no {device} line")
+
+
+def pushable(rig: Rig, line: str) -> None:
+    """Check that frames can be written onto ``line`` unasked.
+
+    Raises:
+        CannotForge: the line is an addressed bus or speaks a dialogue of its own (named in the message).
+    """
+    port = rig.emulated.hub.ports[line]
+    if not isinstance(port.end, PushDeviceEnd):
+        dialect = next(s.dialect.name for s in rig.bench.lines if s.name == line)
+        raise CannotForge(
+            f"the {line} line speaks {dialect}, whose devices answer only what the server asks them: "
+            "no frame can be pushed onto it unasked"
+        )
+
+
+def current_tag(rig: Rig) -> str | None:
+    """The round tag the table's devices put on their reports now (the current round's id), or None when the
+    bench's devices do not tag."""
+    return rig.current_round() or None if rig.emulated.round_tags else None
+
+
+def device_time(rig: Rig, t: float | None = None) -> int | None:
+    """The devices' clock (ms) at bench time ``t`` (default now), or None when the bench's devices send no times."""
+    emulated = rig.emulated
+    return emulated.device_time(rig.now if t is None else t) if emulated.event_times else None
+
+
+def write_frames(rig: Rig, line: str, frames: list[Frame | bytes], first_seq: int = FORGED_SEQ) -> int:
+    """Write ``frames`` on ``line`` as the device end would, in order: a :class:`Frame` is encoded by the line's
+    dialect with sequence number ``first_seq + i`` (its own ``seq`` is ignored); ``bytes`` are written as they are.
+    Returns the next free sequence number.
+
+    Raises:
+        CannotForge: the line cannot take pushed frames (:func:`pushable`).
+        EncodeError: the dialect cannot express a frame.
+        TransportClosed: the line is unplugged.
+    """
+    pushable(rig, line)
+    spec = next(s for s in rig.bench.lines if s.name == line)
+    codec = spec.dialect.codec()
+    seq = first_seq
+    data = bytearray()
+    for item in frames:
+        if isinstance(item, Frame):
+            data += codec.encode(Frame(seq, item.src, item.message, round=item.round, at=item.at))
+        else:
+            data += item
+        seq += 1
+    rig.note("harness", "forged frames", f"{len(frames)} on the {line} line")
+    rig.emulated.hub.ports[line].transport.write(bytes(data))
+    rig.emulated.wake()
+    return seq
+
+
+def ascii_frame(seq: int, body: str) -> bytes:
+    """A frame of the ASCII protocol (docs/protocol.md §2-§3) around any body, with its valid CRC: for frames the
+    codec would refuse to encode (an unknown type, a bad field)."""
+    raw = f"1 {seq} {body}".encode("ascii")
+    return b"$" + raw + b"*%04X\r\n" % crc16(raw)
+
+
+def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None, at: int | None = None) -> None:
+    """Queue ``message`` on device ``src``'s own line, with this round tag and event time, as the device would send
+    it (numbered, acknowledged, retransmitted).
+
+    Raises:
+        CannotForge: the bench's table has no such device.
+    """
+    hub = rig.emulated.hub
+    if src not in hub.roles:
+        raise CannotForge(f"bench {rig.bench.name} has no {src.value} device")
+    rig.note("harness", "queued report", f"{src.value} {type(message).__name__} round={round_tag} at={at}")
+    hub.send(src, message, rig.now, round_tag, at)
+    rig.emulated.wake()
+
+
+def at_lift(rig: Rig, action: Callable[[], None]) -> None:
+    """Run ``action`` once, right after the table's bowl sensor has reported the next lift of the bowl in the
+    round the rig opened last (before the reader's read of it is queued)."""
+    number = rig.driver.rounds.get(rig.current_round())
+    done = False
+
+    def watch(event: Event) -> None:
+        nonlocal done
+        if not done and isinstance(event, BowlLifted) and event.round == number:
+            done = True
+            action()
+
+    rig.emulated.watchers.append(watch)

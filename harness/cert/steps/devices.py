@@ -1,0 +1,291 @@
+"""Steps for ``features/devices.feature``: frames the table did not send, put on its device lines through the bench's
+own seam (:mod:`harness.bench.forge`): a result forged on another device's line, a replay of an earlier round's
+result, noise, a read that contradicts what the camera saw. Registered by the xocdia pytest plugin
+(``STEP_MODULES``).
+
+Each injection is armed on the running rig and fires when the table lifts the bowl (or reads overlapping tokens) in
+the round opened last: the moment a report decides a round. Forged frames are hostile input, so a bench with
+``faults_allowed: false`` (a shared staging target) does not get them: the scenario is not applicable there, as it is
+where the line cannot take a pushed frame (an addressed bus).
+
+The noise check reads two optional members of the server's adapter (:class:`NoiseReporting`); an adapter without
+them makes that step not applicable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import pytest
+from pytest_bdd import parsers, then, when
+
+from harness.bench import forge
+from harness.bench.rig import BenchTimeout, Rig
+from harness.cert.steps.context import CertContext, faces, not_applicable
+from harness.records import RoundEventKind
+from harness.wire.protocol.messages import (
+    BowlOff,
+    Drop,
+    DropItem,
+    Frame,
+    Message,
+    Problem,
+    ProblemReason,
+    ReaderRearranged,
+    Result,
+    ShakeStart,
+    Source,
+)
+from simulator.events import Event, Revealed
+
+#: A round tag no server is playing: prefixed so that it never names a real round (round ids are §2 values).
+_NO_ROUND = "X"
+
+
+@runtime_checkable
+class NoiseReporting(Protocol):
+    """Optional adapter members the noise check reads (docs/adapters.md)."""
+
+    def ignored_device_frames(self) -> int:
+        """Device frames and reports the server refused or ignored since it started, as it counts them."""
+        ...
+
+    def event_log_size(self) -> int:
+        """Entries in the server's permanent event log."""
+        ...
+
+
+@dataclass
+class Injections:
+    """What a scenario injected: the well-formed noise frames, and the server's counts before the noise."""
+
+    noise: int = 0
+    before: tuple[int, int] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def injections() -> Injections:
+    return Injections()
+
+
+def _rig(cert: CertContext) -> Rig:
+    """The running rig, when its bench takes forged frames (else the scenario is not applicable)."""
+    rig = cert.running()
+    if not rig.bench.faults_allowed:
+        not_applicable(
+            f"bench {rig.bench.name} forbids faults (faults_allowed: false): no forged device frames are "
+            "injected into its server"
+        )
+    return rig
+
+
+def _line(rig: Rig, device: str) -> str:
+    try:
+        name = forge.line_of(rig, device)
+        forge.pushable(rig, name)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    return name
+
+
+@when(parsers.parse("a READER RESULT of {result} for this round arrives on the {device} line as the bowl comes off"))
+def forged_result(cert: CertContext, result: str, device: str) -> None:
+    """A valid READER RESULT with these faces, tagged with the current round, is written on another device's line
+    right after the table lifts the bowl (DEV-1): the line's device did not make it, so it must not count.
+
+    Example: When a READER RESULT of r r r r for this round arrives on the console line as the bowl comes off
+    """
+    rig = _rig(cert)
+    name = _line(rig, device)
+    if Source.READER in next(s.roles for s in rig.bench.lines if s.name == name):
+        raise AssertionError(f"the {device} line carries the reader: name another device's line")
+    read = Result(faces(result), False)
+
+    def fire() -> None:
+        frame = Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
+        forge.write_frames(rig, name, [frame])
+
+    forge.at_lift(rig, fire)
+
+
+def _earlier_read(cert: CertContext, rig: Rig, k: int) -> Revealed:
+    """The table's (last) read of round k, as its reader made it."""
+    number = rig.driver.rounds[cert.round_id(k)]
+    reads = [e for e in rig.truth if isinstance(e, Revealed) and e.round == number and not e.overlap]
+    if not reads:
+        raise AssertionError(f"round {k} has no read to replay")
+    return reads[-1]
+
+
+def _replay(cert: CertContext, k: int, tagged: bool) -> None:
+    rig = _rig(cert)
+    read = _earlier_read(cert, rig, k)
+    if tagged and not rig.emulated.round_tags:
+        not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
+    tag = cert.round_id(k) if tagged else None
+    message = Result(read.faces, False)
+    at = forge.device_time(rig, read.t)  # a replay carries the frame as it was, its event time included
+
+    def fire() -> None:
+        try:
+            forge.queue_report(rig, Source.READER, message, tag, at)
+        except forge.CannotForge as exc:
+            rig.note("harness", "replay not sent", str(exc))
+
+    forge.at_lift(rig, fire)
+
+
+@when(parsers.parse("the reader sends round {k:d}'s result again untagged as the bowl comes off"))
+def replay_untagged(cert: CertContext, k: int) -> None:
+    """The reader sends its read of round k again, without a round tag and with a fresh sequence number, right
+    after the table lifts the bowl in the current round (DEV-2).
+
+    Example: When the reader sends round 1's result again untagged as the bowl comes off
+    """
+    _replay(cert, k, tagged=False)
+
+
+@when(parsers.parse("the reader sends round {k:d}'s result again as the bowl comes off"))
+def replay_tagged(cert: CertContext, k: int) -> None:
+    """The reader sends its read of round k again, still tagged with round k (a decided round), right after the
+    table lifts the bowl in the current round (DEV-2).
+
+    Example: When the reader sends round 1's result again as the bowl comes off
+    """
+    _replay(cert, k, tagged=True)
+
+
+def _noise(rig: Rig, name: str) -> tuple[list[Frame | bytes], int]:
+    """One cycle of noise for line ``name``: reports of its own devices for a round not in play, an untagged
+    round-deciding report, a report of another device for the current round, and (ASCII lines) frames with a valid
+    CRC that the protocol refuses (an unknown type, a bad field, a missing field). Returns the frames and how many
+    of them are well formed."""
+    spec = next(s for s in rig.bench.lines if s.name == name)
+    now, tag = forge.device_time(rig), forge.current_tag(rig)
+    other = _NO_ROUND + (tag or "0")
+    own: dict[Source, list[Message]] = {
+        Source.READER: [Result("RRRR", False), ReaderRearranged("WWWW")],
+        Source.BOWL: [BowlOff(True, 0)],
+        Source.SHAKER: [Drop(DropItem.TOKEN, 1), ShakeStart()],
+        Source.CONSOLE: [Problem(ProblemReason.EQUIPMENT)],
+    }
+    frames: list[Frame | bytes] = []
+    for role in spec.roles:
+        for message in own.get(role, []):
+            frames.append(Frame(0, role, message, round=other, at=now))
+    if Source.READER in spec.roles:
+        frames.append(Frame(0, Source.READER, Result("WWWW", False), at=now))  # untagged
+        frames.append(Frame(0, Source.BOWL, BowlOff(True, 2), round=tag, at=now))  # another device's report
+    else:
+        frames.append(Frame(0, Source.READER, Result("RRRR", False), round=tag, at=now))
+    well_formed = len(frames)
+    if spec.dialect.name == "xocdia-ascii":
+        src = spec.roles[0].value
+        frames += [
+            forge.ascii_frame(forge.FORGED_SEQ, f"{src} JUNK"),
+            forge.ascii_frame(forge.FORGED_SEQ, "READER RESULT faces=RRRQ overlap=0"),
+            forge.ascii_frame(forge.FORGED_SEQ, "BOWL OFF touch=1"),
+        ]
+    return frames, well_formed
+
+
+@when(parsers.parse("{count:d} noise frames arrive on the {device} line as the bowl comes off"))
+def noise(cert: CertContext, injections: Injections, count: int, device: str) -> None:
+    """Frames with a valid check that are irrelevant or malformed, ``count`` of them in one burst, on this line
+    right after the table lifts the bowl (DEV-3): reports for a round not in play, an untagged result, another
+    device's report, and on an ASCII line frames the protocol refuses (unknown type, bad or missing field).
+
+    Example: When 300 noise frames arrive on the reader line as the bowl comes off
+    """
+    rig = _rig(cert)
+    name = _line(rig, device)
+    adapter = rig.adapter
+    if isinstance(adapter, NoiseReporting):
+        injections.before = (adapter.ignored_device_frames(), adapter.event_log_size())
+
+    def fire() -> None:
+        cycle, well_formed = _noise(rig, name)
+        frames = [cycle[i % len(cycle)] for i in range(count)]
+        injections.noise = sum(1 for i in range(count) if i % len(cycle) < well_formed)
+        seq = forge.FORGED_SEQ
+        batch: list[Frame | bytes] = []
+        for item in frames:  # raw ASCII frames get the running sequence number too
+            batch.append(item if isinstance(item, Frame) else _renumber(item, seq + len(batch)))
+        forge.write_frames(rig, name, batch, seq)
+
+    forge.at_lift(rig, fire)
+
+
+def _renumber(raw: bytes, seq: int) -> bytes:
+    """An ASCII frame from :func:`forge.ascii_frame` with sequence number ``seq`` instead."""
+    body = raw[1 : raw.index(b"*")].decode("ascii")
+    return forge.ascii_frame(seq, body.split(" ", 2)[2])
+
+
+@when(parsers.parse("the reader reads the overlapping tokens again as {result} before they are spread"))
+def contradicting_read(cert: CertContext, result: str) -> None:
+    """Right after the reader's read of overlapping tokens in the current round, the reader reports a read of them
+    with these faces (a token turned, or a misread) before the dealer has spread them (PROC-1).
+
+    Example: When the reader reads the overlapping tokens again as w w w r before they are spread
+    """
+    rig = _rig(cert)
+    number = rig.driver.rounds.get(rig.current_round())
+    message = ReaderRearranged(faces(result))
+    done = False
+
+    def watch(event: Event) -> None:
+        nonlocal done
+        if not done and isinstance(event, Revealed) and event.round == number and event.overlap:
+            done = True
+            forge.queue_report(rig, Source.READER, message, forge.current_tag(rig), forge.device_time(rig))
+
+    rig.emulated.watchers.append(watch)
+
+
+@when(parsers.parse("the server pauses round {n:d}"))
+def server_pauses(cert: CertContext, n: int) -> None:
+    """Wait until the server has paused round n (ERR-1), whatever paused it; fails if it ends the round first or
+    does not pause it within the bench's step timeout.
+
+    Example: When the server pauses round 1
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+
+    def paused() -> bool:
+        events = [e for e in rig.adapter.round_events() if e.round_id == rid]
+        return any(e.kind == RoundEventKind.PAUSED or e.ends_round for e in events)
+
+    rig.run_until(paused, f"the server to pause round {n}")
+    end = rig.server_end(rid)
+    assert end is None, f"the server ended round {n} ({end.kind} {end.clause}) instead of pausing it"
+
+
+@then(parsers.parse("the server counted the noise and its event log grew by at most {most:d} entries"))
+def noise_counted(cert: CertContext, injections: Injections, most: int) -> None:
+    """The server counts every well-formed noise frame it refused or ignored (none is silently lost), and its
+    permanent event log did not grow frame by frame: at most ``most`` entries were added since the noise was armed,
+    the round's own events included (DEV-3). Needs an adapter with the optional members ``ignored_device_frames``
+    and ``event_log_size`` (docs/adapters.md).
+
+    Example: Then the server counted the noise and its event log grew by at most 40 entries
+    """
+    rig = cert.running()
+    adapter = rig.adapter
+    if not isinstance(adapter, NoiseReporting) or injections.before is None:
+        not_applicable(
+            f"adapter {type(adapter).__name__} does not report the server's ignored device frames and event log "
+            "size (ignored_device_frames, event_log_size: docs/adapters.md)"
+        )
+    assert injections.noise > 0, "no noise was sent (the table never lifted the bowl?)"
+    before = injections.before
+    with contextlib.suppress(BenchTimeout):  # a slow line may still be carrying the burst: wait for the count
+        rig.run_until(lambda: adapter.ignored_device_frames() - before[0] >= injections.noise, "the noise counted")
+    ignored = adapter.ignored_device_frames() - before[0]
+    grown = adapter.event_log_size() - before[1]
+    assert ignored >= injections.noise, f"the server counted {ignored} of {injections.noise} noise frames"
+    assert grown <= most, f"the event log grew by {grown} entries for {injections.noise} noise frames"
