@@ -33,6 +33,7 @@ from gameserver.http_input import ApiError, authenticate, error, read_json
 from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
 from gameserver.model import Rejection
 from gameserver.openapi import openapi_document
+from gameserver.players import Sessions, bet_record
 from gameserver.provision import parse_players
 from gameserver.service import GameService
 
@@ -62,6 +63,7 @@ class Api:
         self.health_extra = health
         self.streams: set[tuple[asyncio.Queue[list[Event] | None], Principal]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.sessions = Sessions()  # players' open event streams (gameserver/players.py)
         self.bets = BetEndpoint(self.tokens, self._run)
         service.subscribe(self._on_events)
 
@@ -195,8 +197,7 @@ class Api:
         raw = request.query_params.get("round_id")
         if raw is not None and not _UINT.match(raw):
             raise ApiError(422, "invalid_field", "round_id must be an integer 0-999999999999999999")
-        rows = await run_in_threadpool(self.service.ledger.bets, player_id, None if raw is None else int(raw))
-        return [bet.record(rnd) for bet, rnd in rows]
+        return await run_in_threadpool(bet_record, self.service.ledger, player_id, None if raw is None else int(raw))
 
     async def bet_record(self, request: Request) -> Response:
         return JSONResponse({"bets": await self._records(request)})
@@ -309,7 +310,10 @@ class Api:
         entry = (q, who)
         self.streams.add(entry)
         watcher = asyncio.create_task(self._watch_disconnect(ws, q))
+        player = who.id if who.role == "player" else None
         try:
+            if player is not None:
+                await self._run(lambda e: self.sessions.opened(e, player))
             await ws.send_json({"kind": "hello", "table": await self._run(_table_state)})
             while True:
                 events = await q.get()
@@ -325,6 +329,9 @@ class Api:
         finally:
             self.streams.discard(entry)
             watcher.cancel()
+            if player is not None:  # the server learns of every end of a player's stream, a drop included
+                with contextlib.suppress(ApiError):
+                    await self._run(lambda e: self.sessions.closed(e, player))
         with contextlib.suppress(Exception):
             await ws.close()
 

@@ -221,3 +221,4 @@ class BetRecordRow:
     balance_before: int
     balance_after: int
     client_bet_id: str = ""
+    reds: int | None = None  # the outcome's number of red faces (0-4); None when the round was not settled

@@ -74,12 +74,15 @@ class FinalRead:
 
 
 def canonical_lines(ops: Sequence[Op], final: FinalRead | None) -> list[str]:
-    """The history and final read as canonical JSON lines (sorted keys, no whitespace, no ``raw`` payloads)."""
+    """The history and final read as canonical JSON lines (sorted keys, no whitespace, no ``raw`` payloads; a bet
+    record row without ``reds``, which its ``outcome`` determines)."""
     lines = [json.dumps(asdict(op), sort_keys=True, separators=(",", ":")) for op in ops]
     if final is not None:
         for player in sorted(final.records):
             for row in final.records[player]:
-                lines.append(json.dumps({"record": asdict(row)}, sort_keys=True, separators=(",", ":")))
+                fields = asdict(row)
+                del fields["reds"]
+                lines.append(json.dumps({"record": fields}, sort_keys=True, separators=(",", ":")))
         lines.append(json.dumps({"balances": dict(sorted(final.balances.items()))}, separators=(",", ":")))
         for e in final.events:
             item = {"round": e.round_id, "kind": e.kind, "at": round(e.at, 6), "clause": e.clause, "faces": e.faces}

@@ -117,6 +117,12 @@ class GameServerAdapter(ABC):
         """A supervisor action: ``open`` (a round), ``pause``, ``resume``, ``cancel``. Raises AdapterError with
         the server's code when refused."""
 
+    def correct(self, round_id: str, faces: str) -> None:
+        """A supervisor's correction of a misread outcome (GLI-19 §4.18.4, manual mode): re-settle the settled round
+        ``round_id`` on ``faces`` (4 of R/W, token 0 first). Default: ``AdapterError("not_supported")``, which a
+        scenario reports as not applicable on the bench. Raises AdapterError with the server's code when refused."""
+        raise AdapterError("not_supported", f"{type(self).__name__} cannot correct a round's outcome")
+
     @abstractmethod
     def round_events(self) -> list[RoundEvent]:
         """Every round event the server has published since start, in order (cumulative)."""

@@ -54,4 +54,5 @@ def bet_row(raw: Mapping[str, Any]) -> BetRecordRow:
         balance_before=int(raw["balance_before"]),
         balance_after=int(raw["balance_after"]),
         client_bet_id=str(raw.get("client_bet_id") or ""),
+        reds=None if raw.get("reds") is None else int(raw["reds"]),
     )

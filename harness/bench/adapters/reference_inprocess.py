@@ -20,6 +20,7 @@ the shared records, the errors and the wire (docs/architecture.md).
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,6 +37,7 @@ from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
 from gameserver.line_guard import LineGuard
 from gameserver.model import EngineConfig, Rejection
+from gameserver.players import Sessions, bet_record
 from gameserver.protocol import BadFrame, Frame, encode
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.bridge import BridgedLine
@@ -110,6 +112,7 @@ class InProcessAdapter(GameServerAdapter):
         self._ports: list[_Port] = []
         self._events: list[RoundEvent] = []
         self._connected: set[str] = set()
+        self._sessions = Sessions()  # the server's own record of who is connected (gameserver/players.py)
         self._env: simpy.Environment | None = None
         self._next_bet = 0
         self._heartbeat_s = 3.0
@@ -178,7 +181,7 @@ class InProcessAdapter(GameServerAdapter):
         self._up = False
         if self._timer is not None:
             self._timer.stop()
-        self._connected.clear()
+        self._connected.clear()  # a killed server runs no code for the connections it loses
 
     def restart_server(self) -> None:
         """Start a new server on the ledger, as a new process would: the engine is rebuilt from the ledger's
@@ -198,6 +201,7 @@ class InProcessAdapter(GameServerAdapter):
         engine = RoundEngine(self._engine.config, lambda: float(env.now), self._ledger.snapshot())
         engine.recover_after_restart()
         self._engine = engine
+        self._sessions = Sessions()  # a new process: nobody is connected yet
         now = float(env.now)
         for port in self._ports:
             port.reopen(now)
@@ -324,13 +328,23 @@ class InProcessAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:
+        """Open the player's session on the server (:class:`gameserver.players.Sessions`), as a stream does."""
         self._require_up()
         if self.engine.wallets.get(player_id) is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
-        self._connected.add(player_id)
+        if player_id not in self._connected:
+            self._connected.add(player_id)
+            self._sessions.opened(self.engine, player_id)
+            self._flush()
 
     def disconnect(self, player_id: str) -> None:
+        """Drop the session: the server runs its end-of-connection code, as when a stream drops (not when down)."""
+        if player_id not in self._connected:
+            return
         self._connected.discard(player_id)
+        if self._up:
+            self._sessions.closed(self.engine, player_id)
+            self._flush()
 
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
@@ -346,7 +360,7 @@ class InProcessAdapter(GameServerAdapter):
             return BetReply(player_id, client_bet_id, bet_type, stake, False, confirmed, code=exc.code)
         finally:
             if lose_reply:
-                self._connected.discard(player_id)
+                self.disconnect(player_id)
         self._flush()
         return BetReply(
             player_id,
@@ -380,14 +394,25 @@ class InProcessAdapter(GameServerAdapter):
         finally:
             self._flush()
 
+    def correct(self, round_id: str, faces: str) -> None:
+        """The engine's correction (``RoundEngine.correct``); a rejection is ``AdapterError`` with its code."""
+        self._require_up()
+        try:
+            self.engine.correct(int(round_id), faces)
+        except Rejection as exc:
+            raise AdapterError(exc.code, exc.message) from None
+        finally:
+            self._flush()
+
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
         self._require_up()
         return list(self._events)
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
+        """What ``GET /v1/players/{id}/bets`` serves (:func:`gameserver.players.bet_record`), through JSON."""
         self._require_up()
-        return [bet_row(bet.record(rnd)) for bet, rnd in self._ledger.bets(player_id)]
+        return [bet_row(raw) for raw in json.loads(json.dumps(bet_record(self._ledger, player_id)))]
 
     def balance(self, player_id: str) -> int:
         self._require_up()
