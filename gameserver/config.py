@@ -15,9 +15,9 @@ players:           # wallets opened (once) with this balance; the token authenti
   - {id: alice, token: alice-secret, balance: 100000}
 supervisors:
   - {id: pit-boss, token: boss-secret}
-devices:           # NAME: pyserial URL, or {url, dialect, roles}; --device NAME=URL on the command line adds/overrides
+devices:           # NAME: pyserial URL, or {url, dialect, roles, options}; --device NAME=URL adds/overrides the URL
   bowl: /dev/ttyUSB0
-  bus: {url: /dev/ttyUSB1, dialect: xocdia-bus, roles: [SHAKER, CONSOLE]}
+  bus: {url: /dev/ttyUSB1, dialect: xocdia-bus, roles: [SHAKER, CONSOLE], options: {poll_interval_s: 0.05}}
 dialect: xocdia-ascii     # the default device dialect (docs/server.md, "Device dialects"); --dialect overrides
 heartbeat_timeout_s: 3.0
 untagged_reports: refuse  # accept: 1.0 compatibility, untagged results and lifts count (docs/protocol.md §7)
@@ -33,7 +33,7 @@ from typing import Any
 
 import yaml
 
-from gameserver.dialects import DEFAULT, DIALECTS, ROLES
+from gameserver.dialects import DEFAULT, DIALECTS, ROLES, LineConfigError, line_options
 from gameserver.model import EngineConfig
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -64,6 +64,7 @@ class ServerConfig:
     dialect: str = DEFAULT
     device_dialects: dict[str, str] = field(default_factory=dict)  # per line, overriding ``dialect``
     device_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the devices a line carries
+    device_options: dict[str, dict[str, float]] = field(default_factory=dict)  # a line's dialect options, as given
 
 
 def _need(cond: bool, where: str, allowed: str) -> None:
@@ -111,20 +112,29 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
                 _need(type(balance) is int and balance >= 0, f"{where}.balance", "an integer >= 0 (minor units)")
                 _need(pid not in wallets, f"{where}.id", "must be unique")
                 wallets[pid] = balance
+    dialect = raw.get("dialect", DEFAULT)
+    _need(dialect in DIALECTS, f"{source}.dialect", f"one of {', '.join(DIALECTS)}")
     devices = raw.get("devices") or {}
     _need(isinstance(devices, dict), f"{source}.devices", "must map NAME to a pyserial URL")
     devs: dict[str, str] = {}
     dialects: dict[str, str] = {}
     roles: dict[str, tuple[str, ...]] = {}
+    options: dict[str, dict[str, float]] = {}
     for name, entry in devices.items():
         where = f"{source}.devices.{name}"
         if isinstance(entry, dict):
-            unknown = sorted(set(entry) - {"url", "dialect", "roles"})
-            _need(not unknown, f"{where}.{unknown[0] if unknown else ''}", "unknown key; allowed: url, dialect, roles")
+            unknown = sorted(set(entry) - {"url", "dialect", "roles", "options"})
+            _need(
+                not unknown,
+                f"{where}.{unknown[0] if unknown else ''}",
+                "unknown key; allowed: url, dialect, roles, options",
+            )
             url = entry.get("url")
             if "dialect" in entry:
                 _need(entry["dialect"] in DIALECTS, f"{where}.dialect", f"one of {', '.join(DIALECTS)}")
                 dialects[str(name)] = str(entry["dialect"])
+            if "options" in entry:
+                options[str(name)] = _line_options(entry["options"], dialects.get(str(name), str(dialect)), where)
             if "roles" in entry:
                 r = entry["roles"]
                 _need(
@@ -141,8 +151,6 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
             "must be a pyserial URL string",
         )
         devs[str(name)] = str(url)
-    dialect = raw.get("dialect", DEFAULT)
-    _need(dialect in DIALECTS, f"{source}.dialect", f"one of {', '.join(DIALECTS)}")
     hb = raw.get("heartbeat_timeout_s", 3.0)
     _need(
         isinstance(hb, int | float) and not isinstance(hb, bool) and hb > 0,
@@ -151,7 +159,20 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
     )
     untagged = raw.get("untagged_reports", "refuse")
     _need(untagged in ("refuse", "accept"), f"{source}.untagged_reports", "refuse (default) or accept")
-    return ServerConfig(engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles)
+    return ServerConfig(
+        engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles, options
+    )
+
+
+def _line_options(raw: object, dialect: str, where: str) -> dict[str, float]:
+    """A line's ``options`` for its dialect (docs/dialects/): only the ones given, each checked."""
+    _need(isinstance(raw, dict), f"{where}.options", f"must be a mapping of {dialect} options")
+    assert isinstance(raw, dict)
+    try:
+        line_options(dialect, raw)
+    except LineConfigError as exc:
+        raise ConfigError(f"{where}.{exc}") from None
+    return {str(k): v for k, v in raw.items()}
 
 
 def _engine(raw: object, where: str) -> EngineConfig:

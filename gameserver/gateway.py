@@ -18,7 +18,7 @@ from typing import Protocol, TextIO
 import serial
 
 from gameserver.device_clock import DeviceClock
-from gameserver.dialects import DEFAULT, DIALECTS, LineConfigError, ServerLine, line_roles, make_line
+from gameserver.dialects import DEFAULT, DIALECTS, LineConfigError, ServerLine, line_options, line_roles, make_line
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.line_guard import LineGuard
 from gameserver.protocol import BadFrame, Frame, encode
@@ -144,23 +144,30 @@ class DeviceGateway:
         dialects: dict[str, str] | None = None,
         roles: dict[str, tuple[str, ...]] | None = None,
         reopen: Callable[[str], DevicePort] | None = None,
+        options: dict[str, dict[str, float]] | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
         learn in ``clock``'s time and each estimate is moved into ``event_clock``'s at its frame's arrival, so a
         step of a wall-clock ``event_clock`` shifts no estimate by more than it shifts the engine itself.
         ``reopen(name)`` (optional) opens a port again after an I/O error (a TCP device that dropped its connection);
-        it may raise :class:`DeviceError`, and is then tried again after the next pause.
+        it may raise :class:`DeviceError`, and is then tried again after the next pause. ``options`` gives a port's
+        dialect options (``gameserver.dialects.line_options``; the others at their defaults).
 
         Raises:
-            LineConfigError: a port with an unknown dialect or role (the message names the port and the allowed
-                values).
+            LineConfigError: a port with an unknown dialect, role or option, or an option's value out of its range (the
+                message names the port, the field and the allowed values).
         """
         self._dialects = {n: (dialects or {}).get(n, DEFAULT) for n in ports}
         self._roles = {n: line_roles(n, (roles or {}).get(n)) for n in ports}
+        self._options: dict[str, dict[str, float]] = {}
         for n, d in self._dialects.items():
             if d not in DIALECTS:
                 raise LineConfigError(f"device {n}: dialect: unknown {d!r}; allowed: {', '.join(DIALECTS)}")
+            try:
+                self._options[n] = line_options(d, (options or {}).get(n))
+            except LineConfigError as exc:
+                raise LineConfigError(f"device {n}: {exc}") from None
         self.ports = ports
         self._submit = submit
         self._silence_s = silence_s
@@ -180,7 +187,8 @@ class DeviceGateway:
         """Open the links (HELLO on every port) and start the port threads."""
         now = self._clock()
         for name in self.ports:
-            line = self.links[name] = make_line(self._dialects[name], name, self._roles[name], now, self._silence_s)
+            dialect, roles, options = self._dialects[name], self._roles[name], self._options[name]
+            line = self.links[name] = make_line(dialect, name, roles, now, self._silence_s, options)
             if not self._roles[name] and line.roles:  # the dialect knows the line's devices (a bus named "bus")
                 self.guards[name] = LineGuard(name, self.guards[name].accept_untagged, line.roles)
         self._running = True
@@ -206,13 +214,15 @@ class DeviceGateway:
                     q.put(cmd)
 
     def status(self) -> dict[str, dict[str, object]]:
-        """Per device line: link up, peer name, the line's role, its dialect and its rejected frames per reason."""
+        """Per device line: link up, peer name, the line's role, its dialect and the dialect's options in force, and
+        its rejected frames per reason."""
         return {
             n: {
                 "up": link.up,
                 "peer": link.peer,
                 "role": self.guards[n].role,
                 "dialect": link.dialect,
+                "options": dict(self._options[n]),
                 "rejected": dict(self.guards[n].counts),
             }
             for n, link in self.links.items()

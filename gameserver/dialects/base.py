@@ -11,6 +11,9 @@ by :meth:`ServerLine.next_deadline`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
 
 from gameserver.protocol import BadFrame, Frame
 
@@ -22,10 +25,35 @@ class LineConfigError(ValueError):
     """A line that cannot be set up as configured (the message names the line, the field and the allowed values)."""
 
 
+@dataclass(frozen=True)
+class LineOption:
+    """One option of a dialect's line end: a number from ``low`` to ``high`` (``whole``: an integer), ``default``
+    when not given."""
+
+    default: float
+    low: float
+    high: float
+    whole: bool = False
+    unit: str = ""  # what the number counts, for messages ("seconds")
+
+    def accepts(self, value: object) -> bool:
+        """True when ``value`` is allowed (a bool is not a number)."""
+        if isinstance(value, bool) or not isinstance(value, int if self.whole else int | float):
+            return False
+        return self.low <= value <= self.high
+
+    def allowed(self) -> str:
+        """The allowed values, for an error message."""
+        kind = "a whole number" if self.whole else "a number"
+        return f"{kind}{' of ' + self.unit if self.unit else ''} {self.low:g}..{self.high:g}"
+
+
 class ServerLine(ABC):
-    """One device line. ``roles``: the devices it carries (empty: learnt from the first HELLO)."""
+    """One device line. ``roles``: the devices it carries (empty: learnt from the first HELLO). A dialect whose line
+    end takes options declares them in :attr:`OPTIONS` and takes each as a keyword argument of its constructor."""
 
     dialect: str = ""
+    OPTIONS: ClassVar[Mapping[str, LineOption]] = {}
 
     def __init__(self, name: str, roles: tuple[str, ...], now: float, silence_s: float) -> None:
         self.name = name

@@ -16,9 +16,11 @@ again).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
 
-from gameserver.dialects.base import ROLES, ServerLine
+from gameserver.dialects.base import ROLES, LineOption, ServerLine
 from gameserver.dialects.bus_wire import ADDRESSES, BusFrame, Decoder, encode
 from gameserver.protocol import BadFrame, Frame
 
@@ -64,6 +66,11 @@ class BusLine(ServerLine):
     ``bus`` they are all expected from the start; on any other line each is expected once it has answered)."""
 
     dialect = "xocdia-bus"
+    OPTIONS: ClassVar[Mapping[str, LineOption]] = {  # docs/dialects/xocdia-bus.md §1
+        "poll_interval_s": LineOption(POLL_INTERVAL_S, 0.001, 10, unit="seconds"),
+        "response_timeout_s": LineOption(RESPONSE_TIMEOUT_S, 0.001, 10, unit="seconds"),
+        "retries": LineOption(RETRIES, 0, 10, whole=True),
+    }
 
     def __init__(
         self,

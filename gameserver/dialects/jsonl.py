@@ -4,7 +4,8 @@ written for the server from that document and its golden vectors alone.
 The reader pushes ``hello``, ``result`` and ``rearranged`` objects numbered by ``seq`` within its run (power-up to
 power-down, not per connection) and ``hb`` when quiet; the server answers each data object with ``ack`` (a copy
 again, without acting on it), refuses one it cannot accept with ``nak`` and sends ``hb`` when quiet. A token read with
-a confidence below :data:`MIN_CONFIDENCE` is ``U``. The reader's ``ts`` (its clock, ms) becomes the frame's ``at``.
+a confidence below the line's ``min_confidence`` (default :data:`MIN_CONFIDENCE`) is ``U``. The reader's ``ts`` (its
+clock, ms) becomes the frame's ``at``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from __future__ import annotations
 import json
 import re
 from collections import deque
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
-from gameserver.dialects.base import LineConfigError, ServerLine
+from gameserver.dialects.base import LineConfigError, LineOption, ServerLine
 from gameserver.protocol import BadFrame, Frame
 
 MAX_LINE = 4096  # bytes, the '\n' included
@@ -67,10 +69,11 @@ def _reject_constant(_name: str) -> Any:
     raise ValueError("NaN and Infinity are not JSON")
 
 
-def parse(line: bytes) -> Frame | BadFrame:
+def parse(line: bytes, min_confidence: float = MIN_CONFIDENCE) -> Frame | BadFrame:
     """One line (without its ``\\n``) → the frame it stands for, in the ASCII protocol's terms (``READER RESULT`` with
-    ``faces``, ``overlap``, then ``round`` and ``at`` when given), or a BadFrame (``syntax``, ``version``, ``type``,
-    ``field``; ``nak``/``seq`` set when the object's ``seq`` can be answered). Never raises."""
+    ``faces``, ``overlap``, then ``round`` and ``at`` when given; a token below ``min_confidence`` read ``U``), or a
+    BadFrame (``syntax``, ``version``, ``type``, ``field``; ``nak``/``seq`` set when the object's ``seq`` can be
+    answered). Never raises."""
     try:
         obj = json.loads(line.decode("utf-8"), object_pairs_hook=_pairs, parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -86,14 +89,14 @@ def parse(line: bytes) -> Frame | BadFrame:
         and type_ not in ("hb", "ack", "nak")
     )
     try:
-        return _object(obj, type_, src)
+        return _object(obj, type_, src, min_confidence)
     except _Refused as refused:
         if answerable:
             return BadFrame(refused.kind, line, refused.kind, seq)
         return BadFrame(refused.kind, line)
 
 
-def _object(obj: dict[str, Any], type_: Any, src: Any) -> Frame:
+def _object(obj: dict[str, Any], type_: Any, src: Any, min_confidence: float) -> Frame:
     version = obj.get("v")
     if isinstance(version, bool) or not isinstance(version, int):
         raise _Refused("field")
@@ -132,7 +135,7 @@ def _object(obj: dict[str, Any], type_: Any, src: Any) -> Frame:
     for c in confidence:
         if isinstance(c, bool) or not isinstance(c, int | float) or not 0 <= c <= 1:
             raise _Refused("field")
-    unsure = [i for i in range(4) if confidence[i] < MIN_CONFIDENCE and faces[i] != "U"]
+    unsure = [i for i in range(4) if confidence[i] < min_confidence and faces[i] != "U"]
     if unsure and type_ == "rearranged":
         raise _Refused("field")  # a re-read the reader is not sure of settles nothing
     faces = "".join("U" if i in unsure else faces[i] for i in range(4))
@@ -196,11 +199,16 @@ class JsonlLine(ServerLine):
     only when it starts a run (``seq`` 1); a hello that continues a run announces a reconnect and changes nothing."""
 
     dialect = "xocdia-jsonl"
+    #: docs/dialects/xocdia-jsonl.md §1, §4
+    OPTIONS: ClassVar[Mapping[str, LineOption]] = {"min_confidence": LineOption(MIN_CONFIDENCE, 0, 1)}
 
-    def __init__(self, name: str, roles: tuple[str, ...], now: float, silence_s: float) -> None:
+    def __init__(
+        self, name: str, roles: tuple[str, ...], now: float, silence_s: float, min_confidence: float = MIN_CONFIDENCE
+    ) -> None:
         if roles and roles != ("READER",):
             raise LineConfigError(f"device {name}: roles: xocdia-jsonl carries only READER; got {', '.join(roles)}")
         super().__init__(name, ("READER",), now, silence_s)
+        self.min_confidence = min_confidence
         self._lines = _Lines()
         self._seen: deque[int] = deque(maxlen=REMEMBER)
         self._hello_last: int | None = None  # the seq of the hello accepted last, nothing accepted since
@@ -217,7 +225,7 @@ class JsonlLine(ServerLine):
     def feed(self, data: bytes, now: float) -> list[Frame | BadFrame]:
         out: list[Frame | BadFrame] = []
         for item in self._lines.feed(data):
-            frame = parse(item) if isinstance(item, bytes) else item
+            frame = parse(item, self.min_confidence) if isinstance(item, bytes) else item
             if isinstance(frame, BadFrame):
                 out.append(frame)
                 if frame.nak is not None and frame.seq is not None:

@@ -106,12 +106,13 @@ class HttpAdapter(GameServerAdapter):
             "supervisors": [{"id": SUPERVISOR, "token": self._boss}],
             "heartbeat_timeout_s": setup.heartbeat_s,
         }
-        if setup.lines:  # each line's dialect and devices (docs/server.md, "Device dialects")
+        if setup.lines:  # each line's dialect, devices and options (docs/server.md, "Device dialects")
             config["devices"] = {
                 name: {
                     "url": str(setup.devices[name]),
                     "dialect": line.dialect.name,
                     "roles": [r.value for r in line.roles],
+                    **({"options": opts} if (opts := line.dialect.server_options()) else {}),
                 }
                 for name, line in setup.lines.items()
             }

@@ -83,7 +83,7 @@ class _Port:
             return make_line(DEFAULT_DIALECT, self.name, None, now, self.silence_s)
         roles = tuple(r.value for r in spec.roles)
         if spec.dialect.name in SERVER_DIALECTS:
-            return make_line(spec.dialect.name, self.name, roles, now, self.silence_s)
+            return make_line(spec.dialect.name, self.name, roles, now, self.silence_s, spec.dialect.server_options())
         return BridgedLine(spec, now, self.silence_s)
 
     def reopen(self, now: float) -> None:

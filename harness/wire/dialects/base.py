@@ -268,6 +268,9 @@ class Dialect(ABC):
     carries: ClassVar[frozenset[Source]] = frozenset(DEVICES)
     #: Options and their defaults; a subclass validates values in :meth:`configure`.
     defaults: ClassVar[Mapping[str, Any]] = {}
+    #: The options that govern a line's dialogue at the server's end too (a poll interval, a confidence threshold):
+    #: a bench hands them to the server with each line of this dialect (:meth:`server_options`).
+    server_keys: ClassVar[tuple[str, ...]] = ()
     #: False when frames carry no integrity check (the medium checks bytes, e.g. TCP): the conformance kit then does
     #: not demand that a bit-flipped frame be refused.
     integrity_checked: ClassVar[bool] = True
@@ -287,6 +290,10 @@ class Dialect(ABC):
         """Validate and apply options (default: none to check). Raises DialectError naming
         ``devices.options.<key>``."""
         return None
+
+    def server_options(self) -> dict[str, Any]:
+        """The options a server's end of this dialect's lines takes (:attr:`server_keys`), as configured."""
+        return {key: self.options[key] for key in self.server_keys}
 
     def lines(self, roles: Sequence[Source]) -> list[LineSpec]:
         """The lines that carry ``roles``. Default: one serial line per device, named after it (``bowl`` ...)."""

@@ -46,6 +46,7 @@ class BusDialect(Dialect):
         "retries": 2,
         "lines": None,
     }
+    server_keys = ("poll_interval_s", "response_timeout_s", "retries")
 
     golden_file = "protocol/xocdia-bus/golden.jsonl"
 

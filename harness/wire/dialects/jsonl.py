@@ -669,6 +669,7 @@ class JsonlReaderDialect(Dialect):
         "companion_options": {},
         "min_confidence": DEFAULT_MIN_CONFIDENCE,
     }
+    server_keys = ("min_confidence",)
 
     def configure(self, options: Mapping[str, Any]) -> None:
         from harness.wire.dialects.registry import load_dialect, names  # lazy: the registry names this module
