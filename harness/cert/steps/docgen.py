@@ -32,6 +32,11 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
     ("Fault injection (`features/faults/`)", "harness.cert.steps.faults"),
     ("Rules documents (`features/documents.feature`)", "harness.cert.steps.documents"),
     ("Device lines: forged, replayed and noisy frames (`features/devices.feature`)", "harness.cert.steps.devices"),
+    (
+        "Bets, money and records (`features/limits.feature`, `idempotency`, `corrections`, `refunds`, `records`, "
+        "`atomicity`)",
+        "harness.cert.steps.money",
+    ),
 )
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 

@@ -1,0 +1,248 @@
+"""Steps for bets, money and records (RULES.md LIM-*, IDEM-*, COR-1, REF-1, REC-1, ATOM-1): retries with the same
+client bet id, a server kill and restart in the middle of a scenario, a supervisor's correction, and checks of the
+bet record row by row. Only the adapter interface is used (``harness.bench.adapters.base``), so every step runs on
+every bench; a step that needs what a bench cannot do (a restart of a server the harness did not start, a
+correction on an adapter without one) ends the scenario as not applicable.
+
+Amounts are minor units; faces are four of r/w, token 0 first. Registered by the xocdia pytest plugin
+(``STEP_MODULES``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_bdd import parsers, then, when
+
+from harness.cert.steps.context import CertContext, amount, bet_name, faces, not_applicable
+from harness.errors import AdapterError
+from harness.records import BetRecordRow, BetReply, BetResult, RoundStatus
+
+
+def _original(cert: CertContext, player: str) -> BetReply:
+    """The player's latest bet the server confirmed (the one a retry repeats)."""
+    for reply in reversed(cert.replies):
+        if reply.player_id == player and reply.accepted:
+            return reply
+    raise AssertionError(f"{player} has no confirmed bet in this scenario to send again")
+
+
+def _restartable(cert: CertContext) -> Any:
+    """The bench's adapter when it can kill and restart its server; else the scenario is not applicable."""
+    adapter: Any = cert.running().adapter
+    if not getattr(adapter, "can_restart", False) or not hasattr(adapter, "kill_server"):
+        not_applicable(f"the {cert.bench.name} bench cannot kill and restart its server")
+    return adapter
+
+
+def _restart(cert: CertContext, adapter: Any) -> None:
+    """Kill the server (as kill -9), restart it on its ledger and connect every player again."""
+    rig = cert.running()
+    rig.note("harness", "kill -9 the server")
+    adapter.kill_server()
+    adapter.restart_server()
+    rig.note("harness", "restarted the server")
+    for player in cert.players:
+        adapter.connect(player)
+
+
+@when(parsers.re(r"(?P<player>\w+) sends that bet again"))
+def send_again(cert: CertContext, player: str) -> None:
+    """The player sends its latest confirmed bet again, with the same client bet id and the same content (a retry
+    after a lost reply, IDEM-1). A Then step checks the answer.
+
+    Example: When alice sends that bet again
+    """
+    rig = cert.running()
+    first = _original(cert, player)
+    rig.note(player, "retry", f"{first.client_bet_id} {first.bet_type} {first.stake}")
+    cert.replies.append(rig.adapter.place_bet(player, first.client_bet_id, first.bet_type, first.stake))
+
+
+@when(parsers.re(r"(?P<player>\w+) sends that bet id again with (?P<money>[\d,]+) on (?P<bet>\w+)"))
+def send_id_again(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The player sends a bet with the client bet id of its latest confirmed bet but another content (IDEM-1).
+
+    Example: When alice sends that bet id again with 2,000 on big
+    """
+    rig = cert.running()
+    first = _original(cert, player)
+    rig.note(player, "reused bet id", f"{first.client_bet_id} {bet} {money}")
+    cert.replies.append(rig.adapter.place_bet(player, first.client_bet_id, bet_name(bet), amount(money)))
+
+
+@when("the server is killed and restarted")
+def killed_and_restarted(cert: CertContext) -> None:
+    """The game server is killed as a kill -9 would (only what it committed survives), restarted on its ledger, and
+    every player connects again (IDEM-2). Not applicable on a bench that cannot restart its server.
+
+    Example: When the server is killed and restarted
+    """
+    _restart(cert, _restartable(cert))
+
+
+@when(parsers.parse("the server is killed as soon as it reports round {n:d} ended, and restarted"))
+def killed_at_end(cert: CertContext, n: int) -> None:
+    """Run until the server reports round n settled, void or cancelled, then at once kill it as a kill -9 would,
+    restart it on its ledger and connect every player again (ATOM-1: a kill while the settlement is written). Not
+    applicable on a bench that cannot restart its server.
+
+    Example: When the server is killed as soon as it reports round 1 ended, and restarted
+    """
+    adapter = _restartable(cert)
+    rig = cert.running()
+    rid = cert.round_id(n)
+    rig.run_until(lambda: rig.server_end(rid) is not None, f"the server to end round {n}")
+    _restart(cert, adapter)
+
+
+@when(parsers.parse("the supervisor corrects round {n:d} to {result}"))
+def supervisor_corrects(cert: CertContext, n: int, result: str) -> None:
+    """The supervisor corrects the outcome the server settled round n on (a misread, manual mode: COR-1). Not
+    applicable on an adapter without corrections; fails when the server refuses.
+
+    Example: When the supervisor corrects round 1 to r r w w
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    rig.note("supervisor", "correct", f"round {rid} to {faces(result)}")
+    try:
+        rig.adapter.correct(rid, faces(result))
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        raise AssertionError(f"the server refused the correction of round {n}: {exc.code} {exc}") from None
+
+
+@then(parsers.re(r"(?P<player>\w+)'s retry gets the original confirmation"))
+def retry_confirmed(cert: CertContext, player: str) -> None:
+    """The player's latest reply is the confirmation of the first bet sent with that client bet id: accepted, same
+    bet id, round and balances before and after (IDEM-1, IDEM-2).
+
+    Example: Then alice's retry gets the original confirmation
+    """
+    retry = cert.last_reply(player)
+    first = next(r for r in cert.replies if r.player_id == player and r.client_bet_id == retry.client_bet_id)
+    assert retry is not first, f"{player} has not sent a bet again"
+    got = (retry.accepted, retry.bet_id, retry.round_id, retry.balance_before, retry.balance_after)
+    want = (True, first.bet_id, first.round_id, first.balance_before, first.balance_after)
+    assert got == want, f"{player}'s retry got (accepted, bet, round, before, after) {got}, the original {want}"
+
+
+@then(parsers.re(r"(?P<player>\w+)'s bet is refused"))
+def refused(cert: CertContext, player: str) -> None:
+    """The server refused the player's latest bet, whatever its code (a lab's server has its own codes).
+
+    Example: Then alice's bet is refused
+    """
+    reply = cert.last_reply(player)
+    assert not reply.accepted, f"{player}'s bet of {reply.stake} on {reply.bet_type} was accepted (bet {reply.bet_id})"
+
+
+def _round_rows(cert: CertContext, rid: str) -> dict[str, list[BetRecordRow]]:
+    adapter = cert.running().adapter
+    return {p: [r for r in adapter.bet_record(p) if r.round_id == rid] for p in cert.players}
+
+
+@then(parsers.parse("every bet of every player in round {n:d} is refunded exactly once"))
+def refunded_once(cert: CertContext, n: int) -> None:
+    """Every bet the server confirmed in round n appears once in its player's bet record, refunded in full
+    (result refund, stake returned), the record holds no other bet of that round, and every player's balance is
+    back at its opening balance (REF-1; for scenarios where round n is the players' only round).
+
+    Example: Then every bet of every player in round 1 is refunded exactly once
+    """
+    rid = cert.round_id(n)
+    confirmed = {r.bet_id: r for r in cert.replies if r.accepted and r.round_id == rid}
+    assert len({r.player_id for r in confirmed.values()}) >= 2, "the scenario needs bets of two players or more"
+    rows = _round_rows(cert, rid)
+    for reply in confirmed.values():
+        mine = [r for r in rows[reply.player_id] if r.bet_id == reply.bet_id]
+        assert len(mine) == 1, f"bet {reply.bet_id} of {reply.player_id} is {len(mine)} times in the record"
+        got = (mine[0].result, mine[0].returned)
+        assert got == (BetResult.REFUND, reply.stake), f"bet {reply.bet_id} of {reply.player_id}: {got}"
+    extra = [r for rs in rows.values() for r in rs if r.bet_id not in confirmed]
+    assert not extra, f"round {n}: bets in the record that were never confirmed: {extra}"
+    adapter = cert.running().adapter
+    balances = {p: adapter.balance(p) for p in cert.players}
+    assert balances == cert.players, f"balances {balances}, expected the opening balances {cert.players}"
+
+
+@then(
+    parsers.re(
+        r"(?P<player>\w+)'s bet on (?P<bet>\w+) reads: round (?P<n>\d+), stake (?P<stake>[\d,]+), "
+        r"(?P<result>win|lose|push|refund|pending), returned (?P<returned>[\d,]+), (?P<status>\w+), "
+        r"outcome (?P<outcome>[rw ]{7}|none), reds (?P<reds>[0-4]|none), "
+        r"balance (?P<before>[\d,]+) before and (?P<after>[\d,]+) after"
+    )
+)
+def record_row(
+    cert: CertContext,
+    player: str,
+    bet: str,
+    n: str,
+    stake: str,
+    result: str,
+    returned: str,
+    status: str,
+    outcome: str,
+    reds: str,
+    before: str,
+    after: str,
+) -> None:
+    """Every column of the player's latest bet of this type in the bet record (REC-1): its round, stake, result,
+    amount returned, the round's status (settled, void, cancelled, in_progress), the outcome and its number of reds
+    (``none`` unless the round was settled), and the balance just before the stake and just after the bet's own
+    credit.
+
+    Example: Then alice's bet on big reads: round 1, stake 1,000, push, returned 1,000, settled, outcome r r w w, reds 2, balance 10,000 before and 9,200 after
+    """  # noqa: E501 - the example is one Gherkin line
+    row = cert.record_for(player, bet_name(bet))
+    got = {
+        "round": row.round_id,
+        "stake": row.wagered,
+        "result": str(row.result),
+        "returned": row.returned,
+        "status": str(row.round_status),
+        "outcome": row.outcome,
+        "reds": row.reds,
+        "balance before": row.balance_before,
+        "balance after": row.balance_after,
+    }
+    want = {
+        "round": cert.round_id(int(n)),
+        "stake": amount(stake),
+        "result": result,
+        "returned": amount(returned),
+        "status": str(RoundStatus(status)),
+        "outcome": "" if outcome == "none" else faces(outcome),
+        "reds": None if reds == "none" else int(reds),
+        "balance before": amount(before),
+        "balance after": amount(after),
+    }
+    wrong = {k: f"{got[k]!r} (expected {want[k]!r})" for k in want if got[k] != want[k]}
+    assert not wrong, f"{player}'s {bet} bet in the bet record: {wrong}"
+
+
+@then(parsers.parse("round {n:d} is settled or refunded as a whole and every bet record agrees with its balance"))
+def whole_round(cert: CertContext, n: int) -> None:
+    """After a kill during the settlement of round n (ATOM-1): the server reports the round ended once; either every
+    bet of it is settled (win, lose or push) or every bet is refunded, none is left pending; and for every player,
+    opening balance − every stake + every amount returned in the bet record = the balance.
+
+    Example: Then round 1 is settled or refunded as a whole and every bet record agrees with its balance
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    ends = [e for e in rig.adapter.round_events() if e.round_id == rid and e.ends_round]
+    assert len(ends) == 1, f"round {n}: the server reported {len(ends)} ends: {ends}"
+    rows = [r for rs in _round_rows(cert, rid).values() for r in rs]
+    assert rows, f"round {n} holds no bet: the scenario proves nothing"
+    results = {str(r.result) for r in rows}
+    decided = {str(BetResult.WIN), str(BetResult.LOSE), str(BetResult.PUSH)}
+    assert results <= decided or results == {str(BetResult.REFUND)}, f"round {n}: results {sorted(results)}"
+    for player, opening in cert.players.items():
+        record = rig.adapter.bet_record(player)
+        want = opening + sum(r.returned - r.wagered for r in record)
+        got = rig.adapter.balance(player)
+        assert got == want, f"{player}: balance {got}, but the bet record accounts for {want}"
