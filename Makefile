@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?= -n 2
 
-.PHONY: run report test lint typecheck unit bench clean
+.PHONY: run report test lint typecheck unit bench mutate clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,8 +27,8 @@ report: $(STAMP)
 	$(BIN)/python -m harness.cert.report.build $(REPORT)/allure-results $(REPORT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check simulator harness gameserver tests benchmarks
-	$(BIN)/ruff format --check simulator harness gameserver tests benchmarks
+	$(BIN)/ruff check simulator harness gameserver tests benchmarks mutation
+	$(BIN)/ruff format --check simulator harness gameserver tests benchmarks mutation
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)
@@ -50,6 +50,18 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_campaign.py
 	$(BIN)/python benchmarks/bench_rig.py
 	$(BIN)/python benchmarks/bench_certify.py
+
+# Mutation testing of the server's rules and settlement code with the certification suite (in-process bench) as
+# the only killer, on a copy of the working tree (docs/mutation.md). A quick run: make mutate MUTATE_ARGS='--sample 50
+# --seed 1'. The report: mutation-report/report.md and report.json.
+MUTATE_STAMP := $(VENV)/.installed-mutate
+MUTATE_ARGS ?=
+$(MUTATE_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[mutate]'
+	touch $(MUTATE_STAMP)
+
+mutate: $(MUTATE_STAMP)
+	$(BIN)/python -m mutation.run $(MUTATE_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache .hypothesis

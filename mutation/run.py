@@ -1,0 +1,363 @@
+"""``python -m mutation.run`` (``make mutate``): mutation testing of the reference server's rules and settlement code
+with the certification suite on the in-process bench as the only killer.
+
+Contract:
+
+- The working tree is never written to: the tracked and untracked-but-not-ignored files are copied into a temporary
+  folder, and cosmic-ray mutates that copy, one mutant at a time; the suite runs there with ``PYTHONPATH`` (and the
+  ``xocdia_hil_fixtures`` / ``xocdia_hil_features`` data packages) pointing into the copy, which is checked before
+  anything runs. Killing the run leaves at worst a stray temporary folder.
+- Mutants: cosmic-ray's operators on ``--modules`` (default :data:`MODULES`) less the type-confused families of
+  :data:`EXCLUDED_OPERATORS`; the equivalent ones (``mutation/equivalents.yaml``) are listed, not run.
+- Each mutant runs the killer (default :data:`KILLER`: the suite, stopping at the first failed scenario, each scenario
+  limited to ``--scenario-timeout`` wall seconds); a killer still running after ``--timeout`` seconds (default: three
+  times the unmutated suite's time, at least 120 s) is stopped and the mutant counts as timed out.
+- ``--sample N --seed S``: N mutants drawn with ``random.Random(S)`` from the runnable ones in source order.
+- The report (``--report DIR``, default ``mutation-report/``): ``report.json``, ``report.md`` (rewritten after every
+  mutant, so an interrupted run still has one) and cosmic-ray's ``session.sqlite``.
+- Exit status: 0; 1 when a mutant could not be run or the score is below ``--fail-under``; 2 when the unmutated
+  suite fails or the copy is not what the suite imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import cosmic_ray.commands
+from cosmic_ray.mutating import mutate_and_test
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkItem, WorkResult
+
+from mutation import equivalents, report
+from mutation.mutants import Mutant, describe
+
+#: The server's rules and settlement code: bet types and the paytable, settling a round, the round engine,
+#: corrections of a misread result.
+MODULES = ("gameserver/bets.py", "gameserver/settlement.py", "gameserver/engine.py", "gameserver/corrections.py")
+#: The killer: the certification suite on the in-process bench, run in the copy. ``{python}`` and
+#: ``{scenario_timeout}`` are filled in.
+KILLER = (
+    "{python} -m pytest harness/cert/steps/suite.py -x -q -p no:cacheprovider --bench fixtures/benches/in-process.yaml"
+    " --scenario-timeout {scenario_timeout:g}"
+)
+#: cosmic-ray operator families not generated (regular expressions, matched fully against the operator's name).
+#: Each swaps an operator for one of another type family; on this code (money in integer minor units, times as
+#: floats, None, enum members) the result is a TypeError on the first round or a value no rule is close to, so they
+#: only cost time; the remaining operators keep every swap within its family (+ - * /, the comparisons of
+#: numbers, is / is not, and / or, not, constants, loops, break / continue, decorators, exceptions).
+EXCLUDED_OPERATORS = (
+    r"core/ReplaceBinaryOperator_\w+_(BitAnd|BitOr|BitXor|LShift|RShift|Pow|Mod|FloorDiv)",  # arithmetic -> bitwise
+    r"core/ReplaceComparisonOperator_(Is|IsNot)_(Lt|LtE|Gt|GtE)",  # identity -> order (None and enums have none)
+    r"core/ReplaceComparisonOperator_(Lt|LtE|Gt|GtE|Eq|NotEq)_(Is|IsNot)",  # order or equality -> identity
+)
+_EXCLUDED = re.compile("|".join(f"(?:{p})" for p in EXCLUDED_OPERATORS))
+#: The data packages the editable install maps onto the working tree; in the copy they are links to its folders.
+DATA_PACKAGES = {"xocdia_hil_fixtures": "fixtures", "xocdia_hil_features": "features"}
+
+
+class MutateError(Exception):
+    """The run cannot start: the copy is not what the suite imports, or the unmutated suite fails."""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return run(args)
+    except (MutateError, equivalents.EquivalentsError) as exc:
+        print(f"mutate: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m mutation.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--sample", type=int, default=0, metavar="N", help="run N mutants drawn at random (default: all)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
+    p.add_argument("--report", default="mutation-report", help="folder for the report (default mutation-report)")
+    p.add_argument("--modules", nargs="+", default=list(MODULES), help="files to mutate, relative to the repository")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default: 3x the unmutated suite)")
+    p.add_argument("--scenario-timeout", type=float, default=60.0, help="wall seconds per scenario (default 60)")
+    p.add_argument("--killer", default=KILLER, help="the test command run in the copy (default: the suite)")
+    p.add_argument("--equivalents", type=Path, default=equivalents.DEFAULT, help="the equivalent mutants' list")
+    p.add_argument("--fail-under", type=float, default=0.0, metavar="PCT", help="exit 1 below this score (percent)")
+    p.add_argument("--keep", action="store_true", help="keep the copy (its path is printed)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Copy, generate, select, run, report (the module docstring's contract). Returns the exit status."""
+    started = time.monotonic()
+    repo = _repo_root()
+    out = Path(args.report).resolve()
+    listed = equivalents.load(args.equivalents.resolve())
+    killer = args.killer.format(python=shlex.quote(sys.executable), scenario_timeout=args.scenario_timeout)
+    tmp = Path(tempfile.mkdtemp(prefix="xocdia-mutate-"))
+    tree = tmp / "tree"
+    try:
+        copy_tree(repo, tree)
+        with _inside(tree):
+            check_imports(tree)
+            out.mkdir(parents=True, exist_ok=True)
+            session = out / "session.sqlite"
+            session.unlink(missing_ok=True)
+            with use_db(str(session), WorkDB.Mode.create) as db:
+                cosmic_ray.commands.init([Path(m) for m in args.modules], db, {})
+                items = {item.job_id: item for item in db.work_items}
+                mutants = describe(items.values(), tree)
+                print(f"mutate: {len(mutants)} mutants of {', '.join(args.modules)} (copy: {tree})", flush=True)
+                plan = select(mutants, listed, args.sample, args.seed)
+                for reason in sorted(set(plan.reasons.values())):
+                    skipped = [m.job_id for m in plan.skipped if plan.reasons[m.job_id] == reason]
+                    db.set_multiple_results(skipped, WorkResult(WorkerOutcome.SKIPPED, output=reason))
+                baseline = run_baseline(killer, args.timeout)
+                timeout = args.timeout or max(120.0, 3 * baseline)
+                header = {
+                    "tool": f"cosmic-ray {version('cosmic-ray')}",
+                    "killer": killer.replace(shlex.quote(sys.executable), "python"),
+                    "modules": list(args.modules),
+                    "sample": {"n": args.sample, "seed": args.seed} if args.sample else None,
+                    "generated": len(mutants),
+                    "excluded": len(plan.excluded),
+                    "runnable": len(plan.runnable),
+                    "selected": len(plan.selected),
+                    "timeout_s": timeout,
+                    "scenario_timeout_s": args.scenario_timeout,
+                    "baseline_s": round(baseline, 1),
+                    "stale_equivalents": listed.stale(mutants),
+                }
+                records = [
+                    {**m.to_json(), "status": "equivalent", "detail": why, "seconds": 0.0, "diff": ""}
+                    for m, why in plan.equivalent
+                ]
+                complete = execute(plan.selected, items, killer, timeout, db, records, header, out, started)
+        result = report.build({**header, "wall_s": time.monotonic() - started, "complete": complete}, records)
+        report.write(out, result)
+        return _summary(result, out, args.fail_under)
+    finally:
+        if args.keep:
+            print(f"mutate: the copy is kept in {tree}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Plan:
+    """Which mutants run: ``excluded`` (operator families not generated), ``equivalent`` (with why), ``runnable``
+    (the rest, in source order), ``selected`` (the sample of them, or all); ``skipped`` and ``reasons`` say why each
+    one that does not run does not (for cosmic-ray's session)."""
+
+    def __init__(self) -> None:
+        self.excluded: list[Mutant] = []
+        self.equivalent: list[tuple[Mutant, str]] = []
+        self.runnable: list[Mutant] = []
+        self.selected: list[Mutant] = []
+        self.skipped: list[Mutant] = []
+        self.reasons: dict[str, str] = {}
+
+
+def select(mutants: list[Mutant], listed: equivalents.Equivalents, sample: int, seed: int) -> Plan:
+    """Split ``mutants`` (source order) into a :class:`Plan`; ``sample`` > 0 draws that many of the runnable ones
+    with ``random.Random(seed)`` (all of them when there are fewer), kept in source order."""
+    plan = Plan()
+    for m in mutants:
+        why = listed.why(m)
+        if _EXCLUDED.fullmatch(m.operator):
+            plan.excluded.append(m)
+            plan.reasons[m.job_id] = "operator family not generated (mutation.run.EXCLUDED_OPERATORS)"
+        elif why is not None:
+            plan.equivalent.append((m, why))
+            plan.reasons[m.job_id] = f"equivalent: {why}"
+        else:
+            plan.runnable.append(m)
+    plan.selected = list(plan.runnable)
+    if 0 < sample < len(plan.runnable):
+        chosen = set(random.Random(seed).sample(range(len(plan.runnable)), sample))
+        plan.selected = [m for i, m in enumerate(plan.runnable) if i in chosen]
+    chosen_ids = {m.job_id for m in plan.selected}
+    for m in plan.runnable:
+        if m.job_id not in chosen_ids:
+            plan.reasons[m.job_id] = "not in the sample"
+    plan.skipped = [m for m in mutants if m.job_id in plan.reasons]
+    return plan
+
+
+def execute(
+    selected: list[Mutant],
+    items: dict[str, WorkItem],
+    killer: str,
+    timeout: float,
+    db: WorkDB,
+    records: list[dict[str, Any]],
+    header: dict[str, Any],
+    out: Path,
+    started: float,
+) -> bool:
+    """Run the killer on each selected mutant (cosmic-ray applies it to the copy and puts the file back after),
+    record its outcome in the session and in ``records``, print a line and rewrite the report. Returns False when
+    interrupted (Ctrl-C): the report then holds the mutants run so far."""
+    try:
+        for i, m in enumerate(selected, 1):
+            t0 = time.monotonic()
+            result = mutate_and_test(items[m.job_id].mutations, killer, timeout)
+            seconds = time.monotonic() - t0
+            db.set_result(m.job_id, result)
+            status, detail = classify(result, timeout)
+            diff = "\n".join(line for line in (result.diff or "").splitlines() if line != "--- mutation diff ---")
+            records.append(
+                {**m.to_json(), "status": status, "detail": detail, "seconds": round(seconds, 1), "diff": diff}
+            )
+            name = m.operator.split("/")[-1]
+            print(f"[{i}/{len(selected)}] {status:<10} {m.path}:{m.line} {name} ({seconds:.0f} s)", flush=True)
+            partial = {**header, "wall_s": time.monotonic() - started, "complete": False}
+            report.write(out, report.build(partial, records))
+    except KeyboardInterrupt:
+        print("mutate: interrupted; the report holds the mutants run so far", file=sys.stderr)
+        return False
+    return True
+
+
+def classify(result: WorkResult, timeout: float) -> tuple[str, str]:
+    """A cosmic-ray result as a report status and a one-line detail: ``timed_out`` when the whole killer ran past
+    ``timeout`` (cosmic-ray's output is then ``timeout``) or a scenario failed by pytest-timeout; ``killed`` with
+    the first failed scenario; ``survived``; ``error`` when the killer could not be run."""
+    output = result.output or ""
+    if result.worker_outcome is not WorkerOutcome.NORMAL or result.test_outcome is TestOutcome.INCOMPETENT:
+        return "error", _last_line(output) or str(result.worker_outcome)
+    if result.test_outcome is TestOutcome.SURVIVED:
+        return "survived", ""
+    if output == "timeout":
+        return "timed_out", f"the suite ran past {timeout:g} s and was stopped"
+    failed = _first_failure(output)
+    if "Timeout (>" in output:
+        return "timed_out", f"{failed or 'a scenario'}: past --scenario-timeout"
+    return "killed", failed or _last_line(output)
+
+
+def _first_failure(output: str) -> str:
+    for line in output.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            test = line.split(" ", 1)[1]
+            return (test.split("::", 1)[-1])[:200]
+    return ""
+
+
+def _last_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.strip()]
+    return lines[-1][:200] if lines else ""
+
+
+def run_baseline(killer: str, timeout: float | None) -> float:
+    """Run the killer on the unmutated copy; returns its wall seconds.
+
+    Raises:
+        MutateError: it failed (every mutant would look killed) or ran past ``timeout``.
+    """
+    print("mutate: the unmutated suite first ...", flush=True)
+    t0 = time.monotonic()
+    try:
+        done = subprocess.run(shlex.split(killer), capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        raise MutateError(f"the unmutated suite ran past --timeout {timeout:g} s") from None
+    seconds = time.monotonic() - t0
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
+        raise MutateError(f"the unmutated suite fails (exit {done.returncode}); fix that first:\n{tail}")
+    print(f"mutate: the unmutated suite passes in {seconds:.0f} s", flush=True)
+    return seconds
+
+
+def _repo_root() -> Path:
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        raise MutateError("run it inside the repository's git checkout (it copies the files git knows)") from None
+    return Path(top.stdout.strip())
+
+
+def copy_tree(repo: Path, tree: Path) -> None:
+    """Copy the working tree's tracked files and its untracked files that git does not ignore (as they are now,
+    uncommitted edits included) into ``tree``, and link the data packages to their folders there."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=repo,
+        capture_output=True,
+        check=True,
+    ).stdout.decode("utf-8")
+    for name in sorted({n for n in listed.split("\0") if n}):
+        source = repo / name
+        if not source.is_file():
+            continue  # deleted in the working tree, or a submodule
+        target = tree / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target, follow_symlinks=False)
+    for package, folder in DATA_PACKAGES.items():
+        (tree / package).symlink_to(folder, target_is_directory=True)
+
+
+@contextmanager
+def _inside(tree: Path) -> Iterator[None]:
+    """Work in ``tree`` (cosmic-ray's paths are relative, and its test command runs in the current folder) with
+    the environment that makes the suite import the copy; both are put back afterwards."""
+    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "XOCDIA_FEATURES")}
+    saved_cwd = Path.cwd()
+    os.environ["PYTHONPATH"] = str(tree)
+    os.environ["XOCDIA_FEATURES"] = str(tree / "features")
+    os.chdir(tree)
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def check_imports(tree: Path) -> None:
+    """Check, in a fresh interpreter with the run's environment, that the server, the harness and the data
+    packages come from the copy (the editable install points at the working tree).
+
+    Raises:
+        MutateError: one of them does not.
+    """
+    names = ["gameserver", "harness", "simulator", *DATA_PACKAGES]
+    code = "import importlib, sys\nfor n in sys.argv[1:]:\n    print(importlib.import_module(n).__file__)"
+    done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, check=False)
+    files = done.stdout.split()
+    if done.returncode != 0 or len(files) != len(names):
+        raise MutateError(f"the copy's packages do not import: {done.stderr.strip()[-500:]}")
+    for name, file in zip(names, files, strict=True):
+        if not Path(file).is_relative_to(tree):
+            raise MutateError(f"{name} is imported from {file}, not from the copy {tree}")
+
+
+def _summary(result: dict[str, Any], out: Path, fail_under: float) -> int:
+    c = result["counts"]
+    value = result["score"]
+    shown = "-" if value is None else f"{100 * value:.1f} %"
+    print(
+        f"mutate: {result['selected']} run of {result['generated']} generated ({result['excluded']} left out, "
+        f"{c['equivalent']} equivalent): killed {c['killed']}, timed out {c['timed_out']}, survived "
+        f"{c['survived']}, errors {c['error']}; score {shown}; {result['wall_s']:.0f} s"
+    )
+    print(f"mutate: report {out / 'report.md'}")
+    if c["error"] or (value is not None and 100 * value < fail_under):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
