@@ -8,7 +8,9 @@ a line, keys in a fixed order, that file is the replay format::
     {"seq":12,"t":3.2,"kind":"table","data":{"event":"bowl_lifted","round":1,"touched":true,"token":2}}
 
 The feed only observes: publishing never touches the bench, its clock or its random streams, so a run with a feed
-ends exactly as the same run without one. It does no I/O of its own beyond the sinks it is given.
+ends exactly as the same run without one. It does no I/O of its own beyond the sinks it is given. An event is
+encoded once, when it is published, and only when someone takes its line (a line sink, or a feed that keeps its
+events for the live page); nobody listening, publishing only counts.
 
 Kinds and their data (every field optional unless named):
 
@@ -72,6 +74,14 @@ class FeedKind(StrEnum):
 
 
 KINDS = frozenset(k.value for k in FeedKind)
+# The fixed part of a line after its time: the kind, then the data's key (``"seq"`` and ``"t"`` come first).
+_KIND_PART = {k: f',"kind":"{k.value}","data":' for k in FeedKind}
+
+
+def encode_line(seq: int, t: float, kind: FeedKind, data: Mapping[str, Any]) -> str:
+    """One event as its JSON line (no newline): ``seq``, ``t``, ``kind``, ``data``, in that order, compact; ``t`` as
+    given (the feed rounds it to the µs), data values that are not JSON-ready written with ``str``."""
+    return '{"seq":' + str(seq) + ',"t":' + repr(t) + _KIND_PART[kind] + _ENCODE(data) + "}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +95,7 @@ class FeedEvent:
 
     def to_json(self) -> str:
         """One JSON line (no newline): ``seq``, ``t`` (µs precision), ``kind``, ``data``, in that order."""
-        obj = {"seq": self.seq, "t": round(self.t, 6), "kind": self.kind.value, "data": self.data}
-        return _ENCODE(obj)
+        return encode_line(self.seq, round(self.t, 6), self.kind, self.data)
 
     @classmethod
     def from_json(cls, line: str) -> FeedEvent:
@@ -114,19 +123,24 @@ class FeedEvent:
 
 
 Sink = Callable[[FeedEvent], None]
+LineSink = Callable[[str], None]
 
 
 class Feed:
-    """An ordered, append-only stream of :class:`FeedEvent` s, safe to read from other threads while published.
+    """An ordered, append-only stream of events, safe to read from other threads while published.
 
-    Publishing appends to :attr:`events` (when ``keep`` is true, the default) and calls each sink in order; readers
-    on other threads take :meth:`since` (a copy of the events from a number on). ``offset`` is added to every time
-    published (see :meth:`continue_from`).
+    Publishing numbers an event, times it (``offset`` added, never earlier than the last one, rounded to the µs),
+    encodes it once as its JSON line when anyone takes lines (a line sink in :attr:`writers`, or ``keep``) and hands
+    that line to each line sink and, as a :class:`FeedEvent`, to each event sink in :attr:`sinks`. With ``keep``
+    (the default) the lines are kept in :attr:`lines` (line ``n`` is event ``n``); readers on other threads take
+    :meth:`lines_since` (what the live page streams) or :meth:`since` (the events, parsed back from their lines:
+    what a reader of the file would get).
     """
 
     def __init__(self, *, keep: bool = True) -> None:
-        self.events: list[FeedEvent] = []
+        self.lines: list[str] = []
         self.sinks: list[Sink] = []
+        self.writers: list[LineSink] = []
         self.keep = keep
         self.offset = 0.0
         self.last_t = 0.0
@@ -134,44 +148,61 @@ class Feed:
         self._lock = threading.Lock()
         self._seq = 0
 
-    def publish(self, kind: FeedKind, t: float, **data: Any) -> FeedEvent:
-        """Append one event at feed time ``offset + t`` (never earlier than the last one) and hand it to the sinks.
-        Returns the event. Data values must be JSON-ready (others are written with ``str``)."""
-        with self._lock:
-            at = max(self.offset + t, self.last_t)
-            event = FeedEvent(self._seq, at, kind, data)
-            self._seq += 1
-            self.last_t = at
-            if self.keep:
-                self.events.append(event)
-        for sink in self.sinks:
-            sink(event)
-        return event
+    @property
+    def events(self) -> list[FeedEvent]:
+        """Every kept event (parsed from the kept lines: a copy)."""
+        return self.since(0)
 
-    def publish_last(self, kind: FeedKind, **data: Any) -> FeedEvent:
+    def publish(self, kind: FeedKind, t: float, **data: Any) -> None:
+        """Publish one event at feed time ``offset + t`` (never earlier than the last one). Data values must be
+        JSON-ready (others are written with ``str``)."""
+        self._append(kind, self.offset + t, data)
+
+    def publish_last(self, kind: FeedKind, **data: Any) -> None:
         """:meth:`publish` at the time of the last event (for what concludes the events before it)."""
-        return self.publish(kind, self.last_t - self.offset, **data)
+        self._append(kind, self.last_t, data)
 
     def add(self, event: FeedEvent) -> None:
         """Append an event read from elsewhere (a file another process writes), renumbered in this feed's order."""
+        self._append(event.kind, event.t, event.data)
+
+    def _append(self, kind: FeedKind, at: float, data: Mapping[str, Any]) -> None:
+        keep, writers, sinks = self.keep, self.writers, self.sinks
         with self._lock:
-            event = FeedEvent(self._seq, max(event.t, self.last_t), event.kind, event.data)
-            self._seq += 1
-            self.last_t = event.t
-            if self.keep:
-                self.events.append(event)
-        for sink in self.sinks:
-            sink(event)
+            at = round(at, 6)
+            if at < self.last_t:
+                at = self.last_t
+            seq = self._seq
+            self._seq = seq + 1
+            self.last_t = at
+            line = encode_line(seq, at, kind, data) if keep or writers else ""
+            if keep:
+                self.lines.append(line)
+        for writer in writers:
+            writer(line)
+        if sinks:
+            event = FeedEvent(seq, at, kind, data)
+            for sink in sinks:
+                sink(event)
 
     def continue_from(self, gap_s: float = 1.0) -> None:
         """Start a new bench timeline (a new rig whose clock restarts at 0) ``gap_s`` after the last event."""
         with self._lock:
             self.offset = self.last_t + gap_s if self._seq else 0.0
 
+    def lines_since(self, first: int) -> list[str]:
+        """The kept events' JSON lines from number ``first`` on (a copy; empty when none yet)."""
+        with self._lock:
+            return self.lines[first:]
+
     def since(self, first: int) -> list[FeedEvent]:
         """The kept events from number ``first`` on (a copy; empty when none yet)."""
-        with self._lock:
-            return self.events[first:]
+        return [FeedEvent.from_json(line) for line in self.lines_since(first)]
+
+    @property
+    def count(self) -> int:
+        """Events published so far."""
+        return self._seq
 
     def close(self) -> None:
         """Mark the feed finished (readers stop waiting for more). Sinks are the caller's to close."""
@@ -179,22 +210,30 @@ class Feed:
 
 
 class JsonlSink:
-    """Writes each event as one JSON line to ``out``; :meth:`flush` every ``flush_every`` events. The stream stays
-    the caller's: :meth:`close` flushes, never closes it."""
+    """A line sink (:attr:`Feed.writers`) that writes each line, with its newline, to ``out``: gathered, and
+    written ``flush_every`` lines at a time (then flushed). The stream stays the caller's: :meth:`close` writes
+    what is gathered and flushes, never closes it."""
 
     def __init__(self, out: IO[str], flush_every: int = 256) -> None:
         self.out = out
         self.flush_every = flush_every
-        self._count = 0
+        self._lines: list[str] = []
 
-    def __call__(self, event: FeedEvent) -> None:
-        self.out.write(event.to_json() + "\n")
-        self._count += 1
-        if self._count % self.flush_every == 0:
-            self.out.flush()
+    def __call__(self, line: str) -> None:
+        lines = self._lines
+        lines.append(line)
+        if len(lines) >= self.flush_every:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the gathered lines and flush the stream."""
+        if self._lines:
+            self.out.write("\n".join(self._lines) + "\n")
+            self._lines.clear()
+        self.out.flush()
 
     def close(self) -> None:
-        self.out.flush()
+        self.flush()
 
 
 def read_feed(lines: Iterable[str], source: str = "feed") -> list[FeedEvent]:

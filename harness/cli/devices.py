@@ -187,7 +187,7 @@ def _run(args: argparse.Namespace, session: FeedSession) -> int:
     feed = session.feed if session.feed is not None else Feed(keep=False)
     if not args.quiet and not args.json:
         feed.sinks.append(_print_rounds)
-    if feed.sinks or session.server is not None:
+    if feed.sinks or feed.writers or session.server is not None:
         TableTap(table, feed, lines, lambda: float(env.now), recorder, bench="devices", seed=args.seed)
     ports = {}
     for line in lines:

@@ -67,12 +67,10 @@ def build_app(feed: Feed, mode: str = "live", speed: float = 1.0, title: str = "
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     async def info(_request: Request) -> Response:
-        return JSONResponse(
-            {"mode": mode, "speed": speed, "title": title, "events": len(feed.events), "closed": feed.closed}
-        )
+        return JSONResponse({"mode": mode, "speed": speed, "title": title, "events": feed.count, "closed": feed.closed})
 
     async def whole(_request: Request) -> Response:
-        body = "[" + ",".join(e.to_json() for e in feed.since(0)) + "]"
+        body = "[" + ",".join(feed.lines_since(0)) + "]"
         return Response(body, media_type="application/json")
 
     async def stream(request: Request) -> Response:
@@ -84,10 +82,10 @@ def build_app(feed: Feed, mode: str = "live", speed: float = 1.0, title: str = "
             cursor = start
             yield "retry: 1000\n\n"
             while True:
-                batch = feed.since(cursor)
+                batch = feed.lines_since(cursor)
                 if batch:
+                    yield "".join(f"id: {seq}\ndata: {line}\n\n" for seq, line in enumerate(batch, cursor))
                     cursor += len(batch)
-                    yield "".join(f"id: {e.seq}\ndata: {e.to_json()}\n\n" for e in batch)
                 elif feed.closed:
                     yield "event: closed\ndata: {}\n\n"
                     return

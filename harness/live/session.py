@@ -85,7 +85,7 @@ class FeedSession:
             except OSError as exc:
                 raise RecordError(f"--record {self.record}: cannot write ({exc.strerror})") from None
             self._sink = JsonlSink(self._file)
-            self.feed.sinks.append(self._sink)
+            self.feed.writers.append(self._sink)
         if self.address is not None:
             self.server = LiveServer(self.feed, *self.address, mode="live", title=self.title)
             try:
