@@ -2,6 +2,7 @@
 "use strict";
 const CAP = { dealer: 40, lane: 50, server: 80, incidents: 200, verdicts: 1000 };
 const QUIET_NOTES = new Set(["open", "closed", "ended", "probe"]);
+const QUIET_WHO = new Set(["step", "certify"]); // a certification run's progress: shown in the header, not as incidents
 const INCIDENTS = new Set(["dropped", "reshake", "paused", "resumed", "link_down", "rearranged"]);
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -11,7 +12,8 @@ let S;
 function fresh() {
   return { t: 0, bench: "", label: "", opened: 0, round: 0, tableState: "", bowlOn: false, touched: false, faces: "",
     lamp: "off", deadline: null, dealer: [], verdicts: [], lanes: {}, laneOrder: [], players: {}, server: [],
-    incidents: [], final: null, ended: false, events: 0, tMax: 0 };
+    incidents: [], final: null, ended: false, events: 0, tMax: 0,
+    scenarios: 0, scenario: "", step: "", done: 0, failed: 0 };
 }
 S = fresh();
 const push = (list, item, cap) => { list.push(item); if (list.length > cap) list.splice(0, list.length - cap); };
@@ -58,12 +60,17 @@ function apply(ev) {
       push(S.incidents, { t: ev.t, cls: d.op === "heal" ? "heal" : d.op === "fault" ? "fault" : "incident", text: `${d.op}${d.round ? " round " + d.round : ""}: ${d.detail || ""}` }, CAP.incidents);
       break;
     case "note":
-      if (!QUIET_NOTES.has(d.what)) push(S.incidents, { t: ev.t, cls: "incident", text: `${d.who} ${d.what} ${d.detail || ""}` }, CAP.incidents);
+      if (d.who === "certify" && d.what === "scenarios") S.scenarios = Math.max(S.scenarios, Number(d.total) || 0);
+      else if (d.who === "scenario") { S.scenario = d.what || ""; S.step = ""; }
+      else if (d.who === "step") S.step = d.what || "";
+      if (!QUIET_NOTES.has(d.what) && !QUIET_WHO.has(d.who)) push(S.incidents, { t: ev.t, cls: "incident", text: `${d.who} ${d.what} ${d.detail || ""}` }, CAP.incidents);
       break;
     case "verdict":
       if (d.final) S.final = d;
-      else if (d.scenario) push(S.verdicts, { t: ev.t, round: "", scenario: d.scenario, ok: d.ok, expected: `scenario ${d.outcome}`, differences: [] }, CAP.verdicts);
-      else push(S.verdicts, { t: ev.t, round: d.table_round || d.round, rid: d.round, ok: d.ok, expected: d.expected || "", differences: d.differences || [] }, CAP.verdicts);
+      else if (d.scenario) {
+        S.done += 1; if (!d.ok && d.outcome !== "skipped") S.failed += 1;
+        push(S.verdicts, { t: ev.t, round: "", scenario: d.scenario, ok: d.ok, expected: `scenario ${d.outcome}`, differences: [] }, CAP.verdicts);
+      } else push(S.verdicts, { t: ev.t, round: d.table_round || d.round, rid: d.round, ok: d.ok, expected: d.expected || "", differences: d.differences || [], label: S.scenarios ? S.label : "" }, CAP.verdicts);
       break;
     case "end": S.ended = true; S.summary = d.summary || ""; break;
   }
@@ -95,6 +102,8 @@ function render() {
   if (!dirty) return; dirty = false;
   $("bench").textContent = S.bench ? `bench ${S.bench}${S.label ? " · " + S.label : ""}` : "";
   $("round").textContent = S.opened;
+  $("progress").textContent = S.scenarios ? `scenario ${Math.min(S.done + 1, S.scenarios)}/${S.scenarios} · ${S.done - S.failed} passed · ${S.failed} failed` : "";
+  $("scenario").textContent = S.scenario ? `${S.scenario}${S.step ? " — " + S.step : ""}` : "";
   $("clock").textContent = ft(S.t);
   $("bowl").setAttribute("class", "bowl" + (S.bowlOn ? "" : " off") + (S.touched ? " touched" : ""));
   drawTokens();
@@ -132,7 +141,7 @@ function verdictItem(v) {
   const kind = v.expected.split(" ")[0] || "?";
   const clause = (v.expected.match(/\(([^)]+)\)/) || [])[1] || "";
   const diffs = v.differences.map((x) => `<span class="diff">[${esc(x.clause)}] ${esc(x.what)}: expected ${esc(x.expected)}, server ${esc(x.actual)}</span>`).join("");
-  const where = v.scenario ? esc(v.scenario) : `#${esc(v.round)}`;
+  const where = v.scenario ? esc(v.scenario) : `#${esc(v.round)}${v.label ? ` <span class="in">${esc(v.label)}</span>` : ""}`;
   return `<li class="${v.ok ? "ok" : "bad"} ${esc(kind)}" data-round="${esc(v.round)}" data-ok="${v.ok}" data-kind="${esc(kind)}" data-clause="${esc(clause)}">` +
     `<span class="mark">${v.ok ? "✓" : "✗"}</span> ${where} <span class="kind">${esc(v.expected)}</span>${diffs}</li>`;
 }
