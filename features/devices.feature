@@ -15,7 +15,7 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     Given round 1 lands w w r r
     When round 1 opens
     And alice bets 1,000 on four_red
-    And a READER RESULT of r r r r for this round arrives on the <device> line as the bowl comes off
+    And a READER RESULT of r r r r for this round arrives on the <device> line after the close
     And the round is played to the end
     Then the server settles round 1 on w w r r
     And alice's bet on four_red returns 0

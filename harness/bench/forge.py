@@ -11,8 +11,8 @@ Two ways in, both through the rig's traced device ends (every forged byte is in 
 - :func:`queue_report`: a report queued on the device's *own* end, numbered, acknowledged and retransmitted like
   the table's reports (a device re-sending a buffered read): works on every dialect.
 
-:func:`at_lift` runs an injection when the table lifts the bowl in the round the rig is playing: the moment a read
-counts, so a server that trusts the frame settles the round on it.
+:func:`at_lift` runs an injection when the table lifts the bowl in the round the rig is playing (the moment a read
+counts, so a server that trusts the frame settles the round on it), :func:`on_table` on any other table event.
 """
 
 from __future__ import annotations
@@ -124,12 +124,18 @@ def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None,
 def at_lift(rig: Rig, action: Callable[[], None]) -> None:
     """Run ``action`` once, right after the table's bowl sensor has reported the next lift of the bowl in the
     round the rig opened last (before the reader's read of it is queued)."""
+    on_table(rig, BowlLifted, action)
+
+
+def on_table(rig: Rig, kind: type[Event], action: Callable[[], None]) -> None:
+    """Run ``action`` once, right after the table's devices were handed the next ground-truth event of type ``kind``
+    (e.g. :class:`~simulator.events.BettingClosed`: the lamp showed the close) in the round the rig opened last."""
     number = rig.driver.rounds.get(rig.current_round())
     done = False
 
     def watch(event: Event) -> None:
         nonlocal done
-        if not done and isinstance(event, BowlLifted) and event.round == number:
+        if not done and isinstance(event, kind) and getattr(event, "round", None) == number:
             done = True
             action()
 

@@ -38,7 +38,7 @@ from harness.wire.protocol.messages import (
     ShakeStart,
     Source,
 )
-from simulator.events import Event, Revealed
+from simulator.events import BettingClosed, Event, Revealed
 
 #: A round tag no server is playing: prefixed so that it never names a real round (round ids are §2 values).
 _NO_ROUND = "X"
@@ -91,23 +91,27 @@ def _line(rig: Rig, device: str) -> str:
     return name
 
 
-@when(parsers.parse("a READER RESULT of {result} for this round arrives on the {device} line as the bowl comes off"))
+@when(parsers.parse("a READER RESULT of {result} for this round arrives on the {device} line after the close"))
 def forged_result(cert: CertContext, result: str, device: str) -> None:
     """A valid READER RESULT with these faces, tagged with the current round, is written on another device's line
-    right after the table lifts the bowl (DEV-1): the line's device did not make it, so it must not count.
+    when the table sees betting close, and again right after it lifts the bowl (DEV-1): the line's device did not
+    make it, so it must not count. The first one arrives before the lift (a server that keeps a read until the
+    bowl is off would apply it at the lift), the second one before the reader's own read.
 
-    Example: When a READER RESULT of r r r r for this round arrives on the console line as the bowl comes off
+    Example: When a READER RESULT of r r r r for this round arrives on the console line after the close
     """
     rig = _rig(cert)
     name = _line(rig, device)
     if Source.READER in next(s.roles for s in rig.bench.lines if s.name == name):
         raise AssertionError(f"the {device} line carries the reader: name another device's line")
     read = Result(faces(result), False)
+    seq = iter(range(forge.FORGED_SEQ, forge.FORGED_SEQ + 2))
 
     def fire() -> None:
         frame = Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
-        forge.write_frames(rig, name, [frame])
+        forge.write_frames(rig, name, [frame], next(seq))
 
+    forge.on_table(rig, BettingClosed, fire)
     forge.at_lift(rig, fire)
 
 
