@@ -6,6 +6,7 @@ lab_adapter:LabAdapter, opens_rounds: server, options: {supervisor_token: ...}}`
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from websockets.exceptions import WebSocketException
 from websockets.sync.client import ClientConnection, connect
 
 from harness.bench.adapters.base import (
@@ -53,6 +55,7 @@ class LabAdapter(GameServerAdapter):
         self.ids: dict[str, str] = {}  # scenario name -> server id
         self.tokens: dict[str, str] = {}
         self.streams: dict[str, ClientConnection] = {}
+        self.stacks: dict[str, contextlib.ExitStack] = {}  # each stream's connection, closed on disconnect
         self.events: list[RoundEvent] = []
         self.after = 0
 
@@ -109,15 +112,22 @@ class LabAdapter(GameServerAdapter):
     def connect(self, player_id: str) -> None:
         if player_id not in self.streams:
             url = f"ws://{self.host}:{self.port}/v1/stream?token={self.tokens[player_id]}"
+            stack = contextlib.ExitStack()
             try:
-                self.streams[player_id] = connect(url, open_timeout=10)
-            except (OSError, TimeoutError) as exc:
+                ws = stack.enter_context(connect(url, open_timeout=10))
+                ws.recv(timeout=10)  # the server's hello: the session is open
+            except (OSError, TimeoutError, WebSocketException) as exc:
+                stack.close()
                 raise AdapterError("unreachable", f"stream of {player_id}: {exc}") from None
+            self.streams[player_id], self.stacks[player_id] = ws, stack
 
     def disconnect(self, player_id: str) -> None:
-        ws = self.streams.pop(player_id, None)
+        ws, stack = self.streams.pop(player_id, None), self.stacks.pop(player_id, None)
         if ws is not None:
             ws.socket.close()  # abrupt: no closing handshake
+        if stack is not None:
+            with contextlib.suppress(Exception):
+                stack.close()
 
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
