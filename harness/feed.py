@@ -46,17 +46,20 @@ FEED_FORMAT = 1
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str, ensure_ascii=False)
 
 
-def _encoder() -> Callable[[Any], str]:
-    """One compact JSON encoder made once (``json.dumps`` with options makes a new one a call): the C encoder
-    without the circular-reference check (feed data are plain trees), else the standard one."""
+def _chunker() -> Callable[[Any, int], Iterable[str]]:
+    """One compact JSON encoder made once (``json.dumps`` with options makes a new one a call), as a function of
+    (object, 0) giving the text's pieces: the C encoder without the circular-reference check (feed data are plain
+    trees), else the standard one."""
     make = getattr(json.encoder, "c_make_encoder", None)
     if make is None:
-        return _ENCODER.encode
-    chunks = make(None, str, json.encoder.encode_basestring, None, ":", ",", False, False, True)
-    return lambda obj: "".join(chunks(obj, 0))
+        return lambda obj, _level: (_ENCODER.encode(obj),)
+    chunks: Callable[[Any, int], Iterable[str]] = make(
+        None, str, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+    return chunks
 
 
-_ENCODE = _encoder()
+_CHUNKS = _chunker()
 
 
 class FeedKind(StrEnum):
@@ -81,7 +84,7 @@ _KIND_PART = {k: f',"kind":"{k.value}","data":' for k in FeedKind}
 def encode_line(seq: int, t: float, kind: FeedKind, data: Mapping[str, Any]) -> str:
     """One event as its JSON line (no newline): ``seq``, ``t``, ``kind``, ``data``, in that order, compact; ``t`` as
     given (the feed rounds it to the µs), data values that are not JSON-ready written with ``str``."""
-    return '{"seq":' + str(seq) + ',"t":' + repr(t) + _KIND_PART[kind] + _ENCODE(data) + "}"
+    return '{"seq":' + str(seq) + ',"t":' + repr(t) + _KIND_PART[kind] + "".join(_CHUNKS(data, 0)) + "}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,9 +178,12 @@ class Feed:
             seq = self._seq
             self._seq = seq + 1
             self.last_t = at
-            line = encode_line(seq, at, kind, data) if keep or writers else ""
-            if keep:
-                self.lines.append(line)
+            if not (keep or writers):
+                line = ""
+            else:
+                line = encode_line(seq, at, kind, data)
+                if keep:
+                    self.lines.append(line)
         for writer in writers:
             writer(line)
         if sinks:
