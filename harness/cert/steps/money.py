@@ -10,6 +10,7 @@ Amounts are minor units; faces are four of r/w, token 0 first. Registered by the
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from pytest_bdd import parsers, then, when
@@ -17,6 +18,9 @@ from pytest_bdd import parsers, then, when
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, not_applicable
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, BetResult, RoundStatus
+
+#: Wall seconds the bench runs between two requests while it waits to kill a server the moment a round ends.
+POLL_S = 0.001
 
 
 def _original(cert: CertContext, player: str) -> BetReply:
@@ -92,6 +96,10 @@ def killed_at_end(cert: CertContext, n: int) -> None:
     adapter = _restartable(cert)
     rig = cert.running()
     rid = cert.round_id(n)
+    if rig.bench.realtime:  # a server process writes on its own clock: ask it as often as a request allows
+        deadline = time.monotonic() + rig.bench.timing.step_timeout_s
+        while rig.server_end(rid) is None and time.monotonic() < deadline:
+            rig.run_for(POLL_S)
     rig.run_until(lambda: rig.server_end(rid) is not None, f"the server to end round {n}")
     _restart(cert, adapter)
 
