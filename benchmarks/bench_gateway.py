@@ -58,10 +58,15 @@ def hostile(line: str, seq: int) -> bytes:
 
 
 class _MemoryPort:
-    """A device port that yields ``data`` in 256-byte reads, then nothing; records when it ran dry."""
+    """A device port that yields ``data`` as it is asked for, then nothing; records when it ran dry."""
 
     def __init__(self, data: bytes) -> None:
         self.data, self.pos, self.done = data, 0, threading.Event()
+
+    @property
+    def in_waiting(self) -> int:
+        """Bytes ready to read, as a pyserial port reports them (the gateway reads one byte, then what waits)."""
+        return len(self.data) - self.pos
 
     def read(self, size: int) -> bytes:
         if self.pos >= len(self.data):
