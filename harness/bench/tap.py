@@ -90,14 +90,18 @@ class RigTap(TableTap):
         """Publish what the rig's lists gained since the last call (the server's round events too when ``server``);
         judge the rounds that have ended at both ends. Never raises on a server that is down (its events are read
         when it is back)."""
-        rig, now = self.rig, self.now
-        actions = rig.actions
+        rig = self.rig
+        actions, sent = rig.actions, rig.sent
+        if len(actions) == self._actions and len(sent) == self._sent and self._history is None and not server:
+            if self._pending:
+                self._judge_pending()
+            return  # nothing new to publish (the common case: a truth event between two of the rig's actions)
+        now = self.now
         if len(actions) > self._actions:
             for action in actions[self._actions :]:
                 if action.what != "bet":
                     self.feed.publish(FeedKind.NOTE, now, who=action.who, what=action.what, detail=action.detail)
             self._actions = len(actions)
-        sent = rig.sent
         for s in sent[self._sent :] if len(sent) > self._sent else ():
             r = s.reply
             self._sent_by_round.setdefault(r.round_id, []).append(s)
