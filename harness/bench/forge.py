@@ -53,11 +53,13 @@ def pushable(rig: Rig, line: str) -> None:
     """
     port = rig.emulated.hub.ports[line]
     if not isinstance(port.end, PushDeviceEnd):
-        dialect = next(s.dialect.name for s in rig.bench.lines if s.name == line)
-        raise CannotForge(
-            f"the {line} line speaks {dialect}, whose devices answer only what the server asks them: "
-            "no frame can be pushed onto it unasked"
+        dialect = next(s.dialect for s in rig.bench.lines if s.name == line)
+        why = (
+            "whose devices answer only the server's polls: no frame can be pushed onto it unasked"
+            if dialect.dialogue == "poll"
+            else "whose device numbers its frames in a dialogue of its own: a frame pushed beside them would break it"
         )
+        raise CannotForge(f"the {line} line speaks {dialect.name}, {why}")
 
 
 def current_tag(rig: Rig) -> str | None:
