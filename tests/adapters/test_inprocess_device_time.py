@@ -49,8 +49,8 @@ def run_table(tmp_path: Path, timed: bool) -> InProcessAdapter:
     def send(device: str, src: str, type_: str, fields: Fields, at_ms: int | None) -> None:
         seqs[device] += 1
         tail: Fields = (("at", str(at_ms)),) if timed and at_ms is not None else ()
-        end: MemoryEnd = lines[device][0]
-        end.write(encode(seqs[device], src, type_, (*fields, *tail)))
+        end: MemoryEnd = lines[device][0]  # tagged with round 1: the server refuses an untagged result or lift
+        end.write(encode(seqs[device], src, type_, (*fields, ("round", "1"), *tail)))
 
     script: list[tuple[float, str, str, str, Fields, int | None]] = [
         (0.1, "bowl", "BOWL", "ON", (), 100),
