@@ -23,10 +23,17 @@ model alone) <= 8, and the rig at >= 2,000 rounds/s on one core. Best of K repea
 
 ``--record`` also plays the rig with its bench event feed written as JSON Lines to a temporary file (what
 ``xocdia-hil run --record FILE`` does) and ``--live`` with the feed kept and served on a live page that one
-reader follows over its event stream (``run --live``); each is reported as rig rounds/s with it over rig rounds/s
-without it, same run (targets ``record_over_plain`` >= 0.8; ``live_over_plain`` is reported).
+reader (another process) follows over its event stream (``run --live``). Each is reported as a ratio of the same
+run without it (targets ``record_over_plain`` >= 0.8; ``live_over_plain`` is reported), by CPU time of this
+process over the rounds (``time.process_time``: the live page's server thread counts, the reader does not), so
+that what else the machine runs does not enter the figure as waiting: the plain, recorded and served runs are
+played in turn, K times, each after a full garbage collection and in a rotated order, and the ratio is that of the
+least CPU time each took (on a loaded machine a run's CPU time only grows: caches shared with other work, a
+virtual CPU held back by its host). The median of the K ratios of runs played side by side and the ratio of the
+best wall times are printed beside it.
 
-``--json`` prints only ``{"rig_rounds_per_s": ..., "model_rounds_per_s": ..., "rig_over_model": ...}``.
+``--json`` prints only ``{"rig_rounds_per_s": ..., "model_rounds_per_s": ..., "rig_over_model": ...}`` (and
+``record_over_plain``, ``live_over_plain`` when asked for).
 ``--profile-out FILE`` also plays the rig once more under cProfile (not timed) and writes its pstats to FILE
 (``python -m pstats FILE``, then ``sort cumulative`` and ``stats 20``).
 """
@@ -36,13 +43,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import cProfile
+import gc
 import json
 import os
+import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from harness.bench.config import Bench, load_bench
@@ -59,12 +68,20 @@ BENCH = "in-process"
 WALLET = 1_000_000  # opening balance of every visitor (minor units), as in ``xocdia-hil run``
 RIG_TARGET = 2000.0  # rounds/s
 RATIO_TARGET = 8.0  # model rounds/s over rig rounds/s
-RECORD_TARGET = 0.8  # rig rounds/s with --record over rig rounds/s without
+RECORD_TARGET = 0.8  # rig rounds/s with --record over rig rounds/s without (best CPU times)
+# The live page's reader: another process that reads the event stream to its end (its CPU is not this process's).
+READER = (
+    "import sys, urllib.request\n"
+    "with urllib.request.urlopen(sys.argv[1] + 'feed', timeout=120) as s:\n"
+    "    while s.read(65536):\n"
+    "        pass\n"
+)
 
 
 @dataclass(frozen=True)
 class RigRun:
-    seconds: float
+    seconds: float  # wall time of the rounds
+    cpu: float  # CPU time of this process over the rounds (every thread)
     settled: int  # rounds the server settled (the others ended otherwise: cancelled, voided)
     bets: int  # bets the rig sent to the server
     accepted: int
@@ -84,24 +101,26 @@ def rig_run(
     feed: Feed | None = None,
 ) -> RigRun:
     """Play ``rounds`` rounds on a fresh rig with a random crowd of ``players`` seats; only the rounds are timed
-    (and profiled). With ``feed``, the rig is tapped onto it (publishing, and finishing the tap, are timed)."""
+    (and profiled), after a full garbage collection. With ``feed``, the rig is tapped onto it (publishing, and
+    finishing the tap, are timed)."""
     with Rig.build(bench, wallets(players, rounds), crowd=players, seed=seed) as rig:
         tap = tap_rig(rig, feed) if feed is not None else None
         settled = 0
+        gc.collect()
         if profiler is not None:
             profiler.enable()
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for _ in range(rounds):
             rid = rig.open_round()
             end = rig.play_to_end(rid)
             settled += end.kind == RoundEventKind.SETTLED
         if tap is not None:
             tap.finish()
-        elapsed = time.perf_counter() - start
+        elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
         if profiler is not None:
             profiler.disable()
         accepted = sum(1 for s in rig.sent if s.reply.accepted)
-        return RigRun(elapsed, settled, len(rig.sent), accepted)
+        return RigRun(elapsed, cpu, settled, len(rig.sent), accepted)
 
 
 @contextlib.contextmanager
@@ -110,30 +129,28 @@ def recording() -> Iterator[Feed]:
     with tempfile.TemporaryDirectory(prefix="bench-rig-") as tmp, open(os.path.join(tmp, "run.jsonl"), "w") as out:
         feed = Feed(keep=False)
         sink = JsonlSink(out)
-        feed.sinks.append(sink)
+        feed.writers.append(sink)
         yield feed
         sink.close()
 
 
 @contextlib.contextmanager
 def serving() -> Iterator[Feed]:
-    """A feed kept and served on a live page on 127.0.0.1 (``run --live``), one reader following its stream."""
+    """A feed kept and served on a live page on 127.0.0.1 (``run --live``), one reader (another process) following
+    its stream to the end."""
     feed = Feed()
     server = LiveServer(feed, "127.0.0.1", 0)
     url = server.start()
-
-    def follow() -> None:
-        with contextlib.suppress(OSError), urllib.request.urlopen(url + "feed", timeout=60) as stream:
-            while stream.read(65536):
-                pass
-
-    reader = threading.Thread(target=follow, daemon=True)
-    reader.start()
+    reader = subprocess.Popen([sys.executable, "-c", READER, url])
     try:
         yield feed
     finally:
         server.stop()
-        reader.join(timeout=5)
+        try:
+            reader.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            reader.kill()
+            reader.wait()
 
 
 def model_run(profile_name: str, rounds: int, players: int, seed: int) -> tuple[float, int]:
@@ -143,6 +160,25 @@ def model_run(profile_name: str, rounds: int, players: int, seed: int) -> tuple[
     table.run(rounds)
     elapsed = time.perf_counter() - start
     return elapsed, sum(1 for e in table.log.events if isinstance(e, BetSent))
+
+
+@dataclass(frozen=True)
+class FeedRatio:
+    """A feed's cost as rounds/s with it over rounds/s without it: by the best CPU times, by the median of the
+    repetitions' side-by-side CPU ratios, and by the best wall times."""
+
+    cpu_best: float
+    cpu_median: float
+    cpu_all: tuple[float, ...]
+    wall_best: float
+
+
+def feed_ratio(plain: list[RigRun], fed: list[RigRun]) -> FeedRatio:
+    """The ratio of ``plain`` runs to ``fed`` runs played side by side (same index, same repetition)."""
+    pairs = tuple(p.cpu / f.cpu for p, f in zip(plain, fed, strict=True))
+    best = min(p.cpu for p in plain) / min(f.cpu for f in fed)
+    wall = min(p.seconds for p in plain) / min(f.seconds for f in fed)
+    return FeedRatio(best, statistics.median(pairs), pairs, wall)
 
 
 def main() -> None:
@@ -161,42 +197,49 @@ def main() -> None:
     bench = load_bench(BENCH)
     seed = bench.seed if args.seed is None else args.seed
 
-    best_rig = best_model = float("inf")
-    rig = RigRun(0.0, 0, 0, 0)
+    def plain() -> RigRun:
+        return rig_run(bench, args.rounds, args.players, seed)
+
+    def fed(feeding: Callable[[], contextlib.AbstractContextManager[Feed]]) -> Callable[[], RigRun]:
+        def play() -> RigRun:
+            with feeding() as feed:
+                return rig_run(bench, args.rounds, args.players, seed, feed=feed)
+
+        return play
+
+    modes: dict[str, Callable[[], RigRun]] = {"plain": plain}
+    if args.record:
+        modes["record"] = fed(recording)
+    if args.live:
+        modes["live"] = fed(serving)
+    runs: dict[str, list[RigRun]] = {name: [] for name in modes}
+    best_model = float("inf")
     model_bets = 0
-    best_record = best_live = float("inf")
-    for _ in range(args.repeat):
-        rig = rig_run(bench, args.rounds, args.players, seed)
-        best_rig = min(best_rig, rig.seconds)
+    names = list(modes)
+    for k in range(args.repeat):
+        for name in names[k % len(names) :] + names[: k % len(names)]:  # rotated: no mode always runs first
+            runs[name].append(modes[name]())
         elapsed, model_bets = model_run(bench.profile, args.rounds, args.players, seed)
         best_model = min(best_model, elapsed)
-        if args.record:
-            with recording() as feed:
-                best_record = min(best_record, rig_run(bench, args.rounds, args.players, seed, feed=feed).seconds)
-        if args.live:
-            with serving() as feed:
-                best_live = min(best_live, rig_run(bench, args.rounds, args.players, seed, feed=feed).seconds)
     if args.profile_out:
         profiler = cProfile.Profile()
         rig_run(bench, args.rounds, args.players, seed, profiler)
         profiler.dump_stats(args.profile_out)
 
+    best_rig = min(r.seconds for r in runs["plain"])
+    rig = runs["plain"][-1]
     rig_rate = args.rounds / best_rig
     model_rate = args.rounds / best_model
     ratio = model_rate / rig_rate
-    feeds = {}
-    if args.record:
-        feeds["record_over_plain"] = best_rig / best_record
-    if args.live:
-        feeds["live_over_plain"] = best_rig / best_live
+    ratios = {f"{name}_over_plain": feed_ratio(runs["plain"], runs[name]) for name in names[1:]}
     if args.json:
         figures = {"rig_rounds_per_s": rig_rate, "model_rounds_per_s": model_rate, "rig_over_model": ratio}
-        print(json.dumps(figures | feeds))
+        print(json.dumps(figures | {key: r.cpu_best for key, r in ratios.items()}))
         return
     n = args.rounds
     rig_us, model_us = best_rig / n * 1e6, best_model / n * 1e6
     head = f"bench={bench.name} profile={bench.profile} players={args.players} rounds={n} seed={seed}"
-    print(f"{head} (best of {args.repeat})")
+    print(f"{head} (best of {args.repeat}; load average {os.getloadavg()[0]:.2f})")
     print(f"  rig                     {rig_rate:10,.0f} rounds/s   ({best_rig:.3f} s, {rig_us:,.0f} us/round)")
     print(f"  model alone             {model_rate:10,.0f} rounds/s   ({best_model:.3f} s, {model_us:,.1f} us/round)")
     accepted = f"{rig.accepted / n:.1f} accepted; {rig.settled} of {n} rounds settled"
@@ -206,13 +249,14 @@ def main() -> None:
     print(f"  rig_over_model          {ratio:8.2f}x   (model rounds/s / rig rounds/s; {verdict})")
     verdict = "ok" if rig_rate >= RIG_TARGET else "BELOW TARGET"
     print(f"  rig vs target           {rig_rate / RIG_TARGET:8.2f}x of {RIG_TARGET:,.0f} rounds/s ({verdict})")
-    if "record_over_plain" in feeds:
-        got = feeds["record_over_plain"]
-        verdict = f"target >= {RECORD_TARGET}: " + ("ok" if got >= RECORD_TARGET else "BELOW TARGET")
-        print(f"  record_over_plain       {got:8.2f}x   (rig rounds/s with --record / without; {verdict})")
-    if "live_over_plain" in feeds:
-        got = feeds["live_over_plain"]
-        print(f"  live_over_plain         {got:8.2f}x   (rig rounds/s with --live, one reader / without)")
+    for key, r in ratios.items():
+        what = "--record" if key.startswith("record") else "--live, one reader"
+        verdict = ""
+        if key == "record_over_plain":
+            verdict = f"; target >= {RECORD_TARGET}: " + ("ok" if r.cpu_best >= RECORD_TARGET else "BELOW TARGET")
+        print(f"  {key:<23} {r.cpu_best:8.2f}x   (rig rounds/s with {what} / without, best CPU times{verdict})")
+        pairs = ", ".join(f"{x:.2f}" for x in r.cpu_all)
+        print(f"  {'':<23} {'':9}   (side by side: median {r.cpu_median:.2f} of {pairs}; best wall: {r.wall_best:.2f})")
     if args.profile_out:
         print(f"  cProfile of one more rig run: {args.profile_out}")
 
