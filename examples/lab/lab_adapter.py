@@ -144,7 +144,7 @@ class LabAdapter(GameServerAdapter):
             self.disconnect(player_id)
             return base
         status, data = self._call("POST", "/v1/bets", self.tokens[player_id], body)
-        if status == 201:
+        if status in (200, 201):  # 200: a retry of the same bet, answered with the original acknowledgement
             bet = data["bet"]
             return BetReply(
                 player_id,
@@ -163,6 +163,10 @@ class LabAdapter(GameServerAdapter):
     def supervise(self, action: str, reason: str = "") -> None:
         body = {"reason": reason} if reason else None
         self._ok(*self._call("POST", f"/v1/supervisor/{action}", self.token, body), f"supervisor {action}")
+
+    def correct(self, round_id: str, faces: str) -> None:
+        body = {"round_id": int(round_id), "faces": faces}
+        self._ok(*self._call("POST", "/v1/supervisor/correct", self.token, body), f"correct round {round_id}")
 
     def round_events(self) -> list[RoundEvent]:
         for ws in self.streams.values():  # keep the streams read (their content is not needed)
@@ -206,6 +210,7 @@ class LabAdapter(GameServerAdapter):
                 int(r["balance_before"]),
                 int(r["balance_after"]),
                 str(r.get("client_bet_id", "")),
+                None if r["reds"] is None else int(r["reds"]),
             )
             for r in rows
         ]
