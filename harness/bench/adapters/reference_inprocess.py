@@ -28,70 +28,24 @@ from typing import Any
 import simpy
 
 from gameserver.device_clock import DeviceClock
-from gameserver.dialects import DEFAULT as DEFAULT_DIALECT
-from gameserver.dialects import DIALECTS as SERVER_DIALECTS
-from gameserver.dialects import ServerLine, make_line
 from gameserver.engine import RoundEngine
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
-from gameserver.line_guard import LineGuard
 from gameserver.model import EngineConfig, Rejection
 from gameserver.players import Sessions, bet_record
 from gameserver.protocol import BadFrame, Frame, encode
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
-from harness.bench.adapters.bridge import BridgedLine
+from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
-from harness.wire.dialects.base import LineSpec
 from harness.wire.transports.base import Transport, TransportClosed
 
+__all__ = ["EARLY_S", "SERVICE_S", "InProcessAdapter", "ServerPort"]
+
 SERVICE_S = 0.005  # sim seconds between two grid points of the line service
-EARLY_S = 1e-6  # deadlines are armed this early: float sums may land a hair before the deadline's own sum
-
-
-class _Port:
-    """One line's server end: the reference server's own line in the line's dialect when it speaks it, else the
-    dialect's server end bridged to it (:mod:`harness.bench.adapters.bridge`)."""
-
-    def __init__(self, name: str, transport: Transport, spec: LineSpec | None, now: float, silence_s: float) -> None:
-        self.name = name
-        self.transport = transport
-        self.spec = spec
-        self.silence_s = silence_s
-        self.line = self._line(now)
-        self.guard = LineGuard(name, roles=self.line.roles)  # which device the line speaks for (as the gateway's)
-        self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
-        self.dirty = True  # bytes may have arrived since the line was last serviced
-
-    def idle(self, now: float) -> bool:
-        """True when servicing the line at ``now`` would change nothing: no input since the last service, and
-        neither the line's timers nor bytes the transport holds back are due (by :data:`EARLY_S`)."""
-        if self.dirty:
-            return False
-        soon = now + EARLY_S
-        if self.line.next_deadline() <= soon:
-            return False
-        held = self.transport.next_release()
-        return held is None or held > soon
-
-    def _line(self, now: float) -> ServerLine:
-        spec = self.spec
-        if spec is None:
-            return make_line(DEFAULT_DIALECT, self.name, None, now, self.silence_s)
-        roles = tuple(r.value for r in spec.roles)
-        if spec.dialect.name in SERVER_DIALECTS:
-            return make_line(spec.dialect.name, self.name, roles, now, self.silence_s, spec.dialect.server_options())
-        return BridgedLine(spec, now, self.silence_s)
-
-    def reopen(self, now: float) -> None:
-        """A restarted server: a fresh line end, and no device clock offset learnt yet."""
-        self.line = self._line(now)
-        self.guard = LineGuard(self.name, roles=self.line.roles)
-        self.clocks = {}
-        self.dirty = True
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -109,7 +63,7 @@ class InProcessAdapter(GameServerAdapter):
         super().__init__(options)
         self._engine: RoundEngine | None = None
         self._ledger = InMemoryLedger()
-        self._ports: list[_Port] = []
+        self._ports: list[ServerPort] = []
         self._events: list[RoundEvent] = []
         self._connected: set[str] = set()
         self._sessions = Sessions()  # the server's own record of who is connected (gameserver/players.py)
@@ -138,7 +92,7 @@ class InProcessAdapter(GameServerAdapter):
         for name, transport in setup.devices.items():
             if not isinstance(transport, Transport):
                 raise AdapterError("bad_setup", f"device {name}: the in-process server needs a transport object")
-            self._ports.append(_Port(name, transport, setup.lines.get(name), env.now, setup.heartbeat_s))
+            self._ports.append(ServerPort(name, transport, setup.lines.get(name), env.now, setup.heartbeat_s))
         self._heartbeat_s = setup.heartbeat_s
         for port in self._ports:
             port.transport.notify(lambda port=port: self._on_input(port))  # type: ignore[misc]
@@ -222,7 +176,7 @@ class InProcessAdapter(GameServerAdapter):
         self._timer.start()
 
     def _service_all(self, now: float) -> None:
-        """One service step: read and decode every line that is not idle (:meth:`_Port.idle`: servicing it would
+        """One service step: read and decode every line that is not idle (:meth:`ServerPort.idle`: servicing it would
         change nothing), run the links' and the engine's timers, record the engine's events, write what the links
         want written; then arm the next step."""
         for port in self._ports:
@@ -235,7 +189,7 @@ class InProcessAdapter(GameServerAdapter):
         self._lines_written(now)
         self._arm()
 
-    def _on_input(self, port: _Port) -> None:
+    def _on_input(self, port: ServerPort) -> None:
         """Bytes arrived on ``port``'s line (called by its transport): service it at the next grid point."""
         port.dirty = True
         if self._up and self._timer is not None and self._env is not None:
@@ -263,7 +217,7 @@ class InProcessAdapter(GameServerAdapter):
     def _lines_written(self, now: float) -> None:
         """Called after each service step has written to the lines (a hook for wrapped lines)."""
 
-    def _service(self, port: _Port, now: float) -> None:
+    def _service(self, port: ServerPort, now: float) -> None:
         port.dirty = False
         try:
             data = port.transport.read(0.0)
@@ -286,7 +240,7 @@ class InProcessAdapter(GameServerAdapter):
             self.engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=detail))
         self._write(port)
 
-    def _admit(self, port: _Port, frame: Frame) -> bool:
+    def _admit(self, port: ServerPort, frame: Frame) -> bool:
         """The line guard's verdict on a new data frame, as the gateway's (``gameserver.gateway``): a frame from
         another device than the line's, or an untagged round-deciding report, is counted, recorded as a
         ``device_incident`` event when worth one, and never reaches the engine."""
@@ -297,7 +251,7 @@ class InProcessAdapter(GameServerAdapter):
         return verdict.accept
 
     @staticmethod
-    def _write(port: _Port) -> None:
+    def _write(port: ServerPort) -> None:
         out = port.line.take_output()
         if out:
             with contextlib.suppress(TransportClosed):  # an unplugged line loses the bytes; the link retransmits

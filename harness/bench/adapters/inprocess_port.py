@@ -1,0 +1,58 @@
+"""One device line's server end in the in-process bench (:mod:`harness.bench.adapters.reference_inprocess`): the
+reference server's own line in the line's dialect, its line guard and its device clocks, as the server process's
+gateway keeps them for a serial port."""
+
+from __future__ import annotations
+
+from gameserver.device_clock import DeviceClock
+from gameserver.dialects import DEFAULT as DEFAULT_DIALECT
+from gameserver.dialects import DIALECTS as SERVER_DIALECTS
+from gameserver.dialects import ServerLine, make_line
+from gameserver.line_guard import LineGuard
+from harness.bench.adapters.bridge import BridgedLine
+from harness.wire.dialects.base import LineSpec
+from harness.wire.transports.base import Transport
+
+EARLY_S = 1e-6  # deadlines are armed this early: float sums may land a hair before the deadline's own sum
+
+
+class ServerPort:
+    """One line's server end: the reference server's own line in the line's dialect when it speaks it, else the
+    dialect's server end bridged to it (:mod:`harness.bench.adapters.bridge`)."""
+
+    def __init__(self, name: str, transport: Transport, spec: LineSpec | None, now: float, silence_s: float) -> None:
+        self.name = name
+        self.transport = transport
+        self.spec = spec
+        self.silence_s = silence_s
+        self.line = self._line(now)
+        self.guard = LineGuard(name, roles=self.line.roles)  # which device the line speaks for (as the gateway's)
+        self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
+        self.dirty = True  # bytes may have arrived since the line was last serviced
+
+    def idle(self, now: float) -> bool:
+        """True when servicing the line at ``now`` would change nothing: no input since the last service, and
+        neither the line's timers nor bytes the transport holds back are due (by :data:`EARLY_S`)."""
+        if self.dirty:
+            return False
+        soon = now + EARLY_S
+        if self.line.next_deadline() <= soon:
+            return False
+        held = self.transport.next_release()
+        return held is None or held > soon
+
+    def _line(self, now: float) -> ServerLine:
+        spec = self.spec
+        if spec is None:
+            return make_line(DEFAULT_DIALECT, self.name, None, now, self.silence_s)
+        roles = tuple(r.value for r in spec.roles)
+        if spec.dialect.name in SERVER_DIALECTS:
+            return make_line(spec.dialect.name, self.name, roles, now, self.silence_s, spec.dialect.server_options())
+        return BridgedLine(spec, now, self.silence_s)
+
+    def reopen(self, now: float) -> None:
+        """A restarted server: a fresh line end, and no device clock offset learnt yet."""
+        self.line = self._line(now)
+        self.guard = LineGuard(self.name, roles=self.line.roles)
+        self.clocks = {}
+        self.dirty = True
