@@ -12,7 +12,8 @@ Contract:
 - Each mutant runs the killer (default :data:`KILLER`: the suite, stopping at the first failed scenario, each scenario
   limited to ``--scenario-timeout`` wall seconds); a killer still running after ``--timeout`` seconds (default: three
   times the unmutated suite's time, at least 120 s) is stopped and the mutant counts as timed out.
-- ``--sample N --seed S``: N mutants drawn with ``random.Random(S)`` from the runnable ones in source order.
+- ``--sample N --seed S``: N mutants drawn with ``random.Random(S)`` from the runnable ones in source order;
+  ``--only REGEX`` keeps only those whose key matches.
 - The report (``--report DIR``, default ``mutation-report/``): ``report.json``, ``report.md`` (rewritten after every
   mutant, so an interrupted run still has one) and cosmic-ray's ``session.sqlite``.
 - Exit status: 0; 1 when a mutant could not be run or the score is below ``--fail-under``; 2 when the unmutated
@@ -86,10 +87,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mutation.run", description=__doc__.split("\n\n")[0])
     p.add_argument("--sample", type=int, default=0, metavar="N", help="run N mutants drawn at random (default: all)")
     p.add_argument("--seed", type=int, default=1, help="seed of the sample (default 1)")
+    p.add_argument("--only", default="", metavar="REGEX", help="run only the mutants whose key matches (re.search)")
     p.add_argument("--report", default="mutation-report", help="folder for the report (default mutation-report)")
     p.add_argument("--modules", nargs="+", default=list(MODULES), help="files to mutate, relative to the repository")
     p.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default: 3x the unmutated suite)")
-    p.add_argument("--scenario-timeout", type=float, default=60.0, help="wall seconds per scenario (default 60)")
+    p.add_argument("--scenario-timeout", type=float, default=120.0, help="wall seconds per scenario (default 120)")
     p.add_argument("--killer", default=KILLER, help="the test command run in the copy (default: the suite)")
     p.add_argument("--equivalents", type=Path, default=equivalents.DEFAULT, help="the equivalent mutants' list")
     p.add_argument("--fail-under", type=float, default=0.0, metavar="PCT", help="exit 1 below this score (percent)")
@@ -118,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 items = {item.job_id: item for item in db.work_items}
                 mutants = describe(items.values(), tree)
                 print(f"mutate: {len(mutants)} mutants of {', '.join(args.modules)} (copy: {tree})", flush=True)
-                plan = select(mutants, listed, args.sample, args.seed)
+                plan = select(mutants, listed, args.sample, args.seed, args.only)
                 for reason in sorted(set(plan.reasons.values())):
                     skipped = [m.job_id for m in plan.skipped if plan.reasons[m.job_id] == reason]
                     db.set_multiple_results(skipped, WorkResult(WorkerOutcome.SKIPPED, output=reason))
@@ -167,10 +169,12 @@ class Plan:
         self.reasons: dict[str, str] = {}
 
 
-def select(mutants: list[Mutant], listed: equivalents.Equivalents, sample: int, seed: int) -> Plan:
+def select(mutants: list[Mutant], listed: equivalents.Equivalents, sample: int, seed: int, only: str = "") -> Plan:
     """Split ``mutants`` (source order) into a :class:`Plan`; ``sample`` > 0 draws that many of the runnable ones
-    with ``random.Random(seed)`` (all of them when there are fewer), kept in source order."""
+    with ``random.Random(seed)`` (all of them when there are fewer), kept in source order; ``only`` (a regular
+    expression) first keeps the runnable ones whose key it matches (e.g. to run a report's survivors again)."""
     plan = Plan()
+    wanted = re.compile(only) if only else None
     for m in mutants:
         why = listed.why(m)
         if _EXCLUDED.fullmatch(m.operator):
@@ -179,6 +183,8 @@ def select(mutants: list[Mutant], listed: equivalents.Equivalents, sample: int, 
         elif why is not None:
             plan.equivalent.append((m, why))
             plan.reasons[m.job_id] = f"equivalent: {why}"
+        elif wanted is not None and not wanted.search(m.key):
+            plan.reasons[m.job_id] = "not matched by --only"
         else:
             plan.runnable.append(m)
     plan.selected = list(plan.runnable)
