@@ -1,11 +1,12 @@
-Feature: Device identity, replayed results, line noise and procedure violations (DEV-1..3, PROC-1)
+Feature: Device identity, replayed results, line noise and procedure violations (DEV-1..3, PROC-1..2)
   Frames the table did not send are put on its device lines, the way a hostile or broken device would send them:
   a valid result on another device's line, an earlier round's result sent again, bursts of noise with a valid check,
   a read that contradicts what the camera saw. None of them may decide a round or move money. Each scenario fails on
   a server with the matching defect (checked against the reference server with the defect planted: one that takes
   the device from the frame's src, that accepts untagged results, that logs every ignored report, that settles on a
-  read contradicting the overlapped one). Not applicable on a bench that forbids faults or whose line is a polled
-  bus (nothing can be pushed onto it).
+  read contradicting the overlapped one, that lets a lift with no BOWL ON before it stand). Not applicable on a
+  bench that forbids faults or, for frames pushed onto another device's line, whose line is a polled bus or speaks
+  a dialogue of its own.
 
   Background:
     Given player alice has a balance of 10,000
@@ -99,3 +100,14 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     Then the server settles round 1 on r r r w
     And alice's bet on three_red returns 3,800
     And the oracle finds no difference
+
+  @clause:PROC-2 @clause:SH-4a
+  Scenario: A round whose bowl was never reported on the plate is void, every bet returned
+    Given round 1 lands r r r r
+    When round 1 opens
+    And alice bets 1,000 on four_red
+    And the bowl sensor does not report the bowl put on in this round
+    And the round is played to the end
+    Then the server voids round 1 under SH-4a
+    And alice's bet on four_red is refund
+    And alice's balance is 10,000

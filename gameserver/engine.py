@@ -16,6 +16,7 @@ from gameserver.bets import BetType
 from gameserver.corrections import apply_correction
 from gameserver.deadlines import round_deadline
 from gameserver.events import Event, EventKind, ReportKind, TableReport
+from gameserver.lift import lift_void
 from gameserver.model import (
     ENDED,
     BetAck,
@@ -244,7 +245,9 @@ class RoundEngine:
             self._bowl_off(r, report)
         elif kind in (ReportKind.RESULT, ReportKind.REARRANGED) and r.lifted:
             self._read(r, report)
-        elif kind is not ReportKind.BOWL_ON:
+        elif kind is ReportKind.BOWL_ON:
+            r.covered = True
+        else:
             self._ignored(r, report, "not_applicable")
 
     def _hold(self, r: RoundRecord, report: TableReport, why: str) -> None:
@@ -278,16 +281,10 @@ class RoundEngine:
     def _bowl_off(self, r: RoundRecord, report: TableReport) -> None:
         if r.lifted:
             self._ignored(r, report, "already_lifted")
-        elif r.phase is Phase.BETTING:
-            self._end(r, Phase.VOID, "SH-4b", "bowl lifted before betting closed")
-        elif any(h.why == ordering.AWAITING_LIFT and ordering.happened(h) < r.closes_at for h in r.held):
-            self._end(r, Phase.VOID, "SH-4b", "tokens read before betting closed (the lift was reported late)")
-        elif report.touch:
-            self._end(r, Phase.VOID, "SH-5", f"bowl touched a token while lifted ({report.detail or '-'})")
-        elif not r.shaken:
-            self._end(r, Phase.VOID, "SH-4a", "bowl lifted without a complete shake")
+        elif (void := lift_void(r, report)) is not None:
+            self._end(r, Phase.VOID, *void)
         else:
-            r.lifted = True
+            r.lifted, r.covered = True, False
             self._emit(EventKind.BOWL_LIFTED, r.round_id)
 
     def _read(self, r: RoundRecord, report: TableReport) -> None:

@@ -154,6 +154,7 @@ class RoundRecord:
     shaking: bool = False  # START seen, END not yet
     shaken: bool = False  # a complete shake since OPEN or the last re-shake
     lifted: bool = False
+    covered: bool = False  # the bowl sensor reported the bowl on since the tokens were placed or the last lift (PROC-2)
     reshakes: int = 0
     reshakes_since_resume: int = 0
     paused_reason: str | None = None

@@ -11,6 +11,9 @@ Two ways in, both through the rig's traced device ends (every forged byte is in 
 - :func:`queue_report`: a report queued on the device's *own* end, numbered, acknowledged and retransmitted like
   the table's reports (a device re-sending a buffered read): works on every dialect.
 
+:class:`MissedReport` (:func:`miss`) makes a device miss one kind of fact for a round: the table did it, the server
+never hears of it (a bowl sensor that did not see the bowl put on).
+
 :func:`at_lift` runs an injection when the table lifts the bowl in the round the rig is playing (the moment a read
 counts, so a server that trusts the frame settles the round on it), :func:`on_table` on any other table event.
 """
@@ -18,7 +21,9 @@ counts, so a server that trusts the frame settles the round on it), :func:`on_ta
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
+from harness.bench.devices.translate import Report
 from harness.bench.rig import Rig
 from harness.wire.dialects.push import PushDeviceEnd
 from harness.wire.protocol.codec import crc16
@@ -142,3 +147,35 @@ def on_table(rig: Rig, kind: type[Event], action: Callable[[], None]) -> None:
             action()
 
     rig.emulated.watchers.append(watch)
+
+
+class _Translator(Protocol):
+    def __call__(self, event: Event) -> list[Report]: ...
+
+
+class MissedReport:
+    """The table's event translator, except that device ``src`` never reports a ``kind`` message for simulator round
+    ``number``: a sensor that missed the fact (the table did it; the server never hears of it)."""
+
+    def __init__(self, inner: _Translator, src: Source, kind: type[Message], number: int) -> None:
+        self.inner, self.src, self.kind, self.number = inner, src, kind, number
+
+    def __call__(self, event: Event) -> list[Report]:
+        reports = self.inner(event)
+        if getattr(event, "round", None) != self.number:
+            return reports
+        return [(s, m) for s, m in reports if not (s is self.src and isinstance(m, self.kind))]
+
+
+def miss(rig: Rig, src: Source, kind: type[Message]) -> None:
+    """From now on, device ``src`` does not report ``kind`` messages in the round the rig opened last.
+
+    Raises:
+        CannotForge: the bench's table has no such device.
+    """
+    if src not in rig.emulated.hub.roles:
+        raise CannotForge(f"bench {rig.bench.name} has no {src.value} device")
+    number = rig.driver.rounds[rig.current_round()]
+    rig.note("harness", "sensor misses", f"{src.value} {kind.__name__} in this round")
+    table = rig.emulated
+    table.translator = MissedReport(table.translator, src, kind, number)  # type: ignore[assignment]  # called alike

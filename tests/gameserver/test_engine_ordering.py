@@ -130,6 +130,7 @@ def test_reshake_start_overtaking_the_standing_read_is_kept() -> None:  # SH-3, 
     t.shake()
     t.close_betting()
     t.send(R.BOWL_OFF)
+    t.send(R.BOWL_ON)  # the bowl goes back on for the re-shake (protocol §7)
     t.send(R.SHAKE_START)  # the re-shake begins; the read asking for it is still on the reader's line
     t.advance(0.1)
     t.send(R.SHAKE_END)
@@ -143,6 +144,7 @@ def test_reshake_start_overtaking_the_standing_read_is_kept() -> None:  # SH-3, 
 def test_lift_overtaking_the_shake_end_waits_for_it() -> None:
     t = opened()
     a = t.bet("alice", "even", 1000)
+    t.send(R.BOWL_ON)
     t.send(R.SHAKE_START)
     t.close_betting()
     t.send(R.BOWL_OFF)

@@ -71,6 +71,17 @@ def test_a_read_that_turns_a_token_seen_before_the_spread_pauses() -> None:  # P
     assert results(t, EventKind.ROUND_SETTLED) == {a: ("lose", 0)}
 
 
+def test_a_bowl_never_reported_on_voids_the_round_at_its_lift() -> None:  # PROC-2, SH-4a over SH-5
+    t = opened()
+    a = t.bet("alice", "four_red", 1000)
+    t.send(R.SHAKE_START)  # shaken, but the bowl sensor never said the bowl was on the plate
+    t.send(R.SHAKE_END)
+    t.close_betting()
+    t.send(R.BOWL_OFF, touch=True)  # the bowl's own line: its ON would have come before this OFF
+    assert t.last(EventKind.ROUND_VOIDED).data["clause"] == "SH-4a"
+    assert results(t, EventKind.ROUND_VOIDED) == {a: ("refund", 1000)}
+
+
 def test_drop_reshakes_and_bets_stand() -> None:  # SH-2
     t = opened()
     a = t.bet("alice", "even", 1000)
@@ -123,6 +134,7 @@ def test_no_shake_before_close_voids_and_refunds() -> None:  # SH-4a
 def test_shake_in_progress_at_close_is_not_sh4a() -> None:  # protocol §7
     t = opened()
     a = t.bet("alice", "four_red", 1000)
+    t.send(R.BOWL_ON)
     t.send(R.SHAKE_START)
     t.close_betting()
     assert t.engine.active is not None

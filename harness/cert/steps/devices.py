@@ -27,6 +27,7 @@ from harness.cert.steps.context import CertContext, faces, not_applicable
 from harness.records import RoundEventKind
 from harness.wire.protocol.messages import (
     BowlOff,
+    BowlOn,
     Drop,
     DropItem,
     Frame,
@@ -248,6 +249,20 @@ def contradicting_read(cert: CertContext, result: str) -> None:
             forge.queue_report(rig, Source.READER, message, forge.current_tag(rig), forge.device_time(rig))
 
     rig.emulated.watchers.append(watch)
+
+
+@when(parsers.parse("the bowl sensor does not report the bowl put on in this round"))
+def bowl_never_on(cert: CertContext) -> None:
+    """From now on in the current round the bowl sensor does not send ``BOWL ON`` (the dealer covers the plate, but
+    for the server the bowl was never put on): its lift reaches the server with no ``BOWL ON`` before it (PROC-2).
+
+    Example: When the bowl sensor does not report the bowl put on in this round
+    """
+    rig = _rig(cert)
+    try:
+        forge.miss(rig, Source.BOWL, BowlOn)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
 
 
 @when(parsers.parse("the server pauses round {n:d}"))
