@@ -15,6 +15,7 @@ import contextlib
 import tempfile
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Self
 
@@ -36,7 +37,7 @@ from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport
 from harness.wire.transports.faults import FaultyTransport
 from simulator.events import BetSent, BettingClosed, Event, RoundEnded
-from simulator.lamp import LampState
+from simulator.lamp import Lamp, LampState
 from simulator.script import Script
 
 SLICE_VIRTUAL_S = 0.01  # sim seconds between two checks of a wait condition (in-process)
@@ -95,6 +96,8 @@ class Rig:
     _server_ends: dict[str, RoundEvent] = field(default_factory=dict)
     _opened_seen: int = 0  # server round events already read for the opened-rounds set below
     _opened_ids: set[str] = field(default_factory=set)
+    _opened_at: dict[str, float] = field(default_factory=dict)  # when the rig first read each round's opening
+    _heard_late: set[str] = field(default_factory=set)  # server-opened rounds whose OPEN the lamp heard too late
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -254,10 +257,11 @@ class Rig:
 
         On a bench whose server opens rounds itself (``server.opens_rounds: server``) nothing is asked: the round
         is the next one the server opened since the rig started that no earlier call returned (rounds 1, 2, ...
-        from the first that opened after the scenario started)."""
+        from the first that opened after the scenario started), passing over a round whose OPEN the table's lamp
+        heard too late to play it (:meth:`_server_opened`)."""
         server_opens = self.bench.server.opens_rounds == "server"
         before = self.adapter.round_events()
-        known = set(self.opened) if server_opens else self._opened_before(before)
+        known = set(self.opened) if server_opens else set(self._opened_before(before))  # a copy: opened() adds
         seen = 0 if server_opens else len(before)  # the event log only grows: later checks read what came after
         if not server_opens:
             self.supervise("open")
@@ -266,23 +270,30 @@ class Rig:
         def opened() -> bool:
             nonlocal seen
             events = self.adapter.round_events()
+            self._opened_before(events)  # notes when each opening was first read
             found.extend(
                 e.round_id for e in events[seen:] if e.kind == RoundEventKind.OPENED and e.round_id not in known
             )
             seen = len(events)
             return bool(found)
 
-        self.run_until(opened, "the server to open a round")
-        rid = found[0]
-        if table_sees:
-            lamp = self.emulated.lamp
+        lamp = self.emulated.lamp
+        while True:
+            self.run_until(opened, "the server to open a round")
+            rid = found.pop(0)
+            if not table_sees:
+                break
             assert lamp is not None
-            self.run_until(
-                lambda: rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN,
-                f"the lamp to show betting open for round {rid}",
-            )
+            self.run_until(partial(self._lamp_decided, lamp, rid), f"the lamp to show betting open for round {rid}")
+            if rid not in self._heard_late:
+                break
+            self.note("rig", "skip", f"round {rid}: the lamp heard its OPEN too late to play it")
         self.opened.append(rid)
         return rid
+
+    def _lamp_decided(self, lamp: Lamp, rid: str) -> bool:
+        """The lamp shows betting open for round ``rid``, or passed over its OPEN as heard too late."""
+        return (rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN) or rid in self._heard_late
 
     def _opened_before(self, events: list[RoundEvent]) -> set[str]:
         """The ids of the rounds ``events`` (the cumulative log) reports opened: the rig's own set, brought up to
@@ -290,6 +301,7 @@ class Rig:
         for event in events[self._opened_seen :]:
             if event.kind == RoundEventKind.OPENED:
                 self._opened_ids.add(event.round_id)
+                self._opened_at.setdefault(event.round_id, self.now)
         self._opened_seen = len(events)
         return self._opened_ids
 
@@ -436,13 +448,23 @@ class Rig:
         return judge(self.observation())
 
     def _server_opened(self, round_id: str) -> bool:
-        """Whether the server reported ``round_id`` opened since the rig started; True when it cannot be asked
-        (a server being restarted), so a round is never hidden from the table by a failed read."""
+        """Whether the table's lamp takes the OPEN of ``round_id``: the server reported it opened since the rig
+        started (True when it cannot be asked, a server being restarted, so a round is never hidden from the table
+        by a failed read). On a bench whose server opens rounds itself, not when the OPEN reaches the lamp more than
+        half the betting period after the rig first read the opening: the lamp was still working through the
+        commands the server queued while no table listened (between scenarios), and the dealer would start that
+        round's shake at its close; the rig passes over such a round (:meth:`open_round`)."""
         try:
             events = self.adapter.round_events()
         except AdapterError:
             return True
-        return round_id in self._opened_before(events)
+        if round_id not in self._opened_before(events):
+            return False
+        late = self.now - self._opened_at[round_id] > self.bench.timing.betting_s / 2
+        if late and self.bench.server.opens_rounds == "server" and round_id not in self.opened:
+            self._heard_late.add(round_id)
+            return False
+        return True
 
     def _judged_events(self) -> list[RoundEvent]:
         """The server's round events the oracle judges: all of them, except, on a bench whose server opens rounds

@@ -11,9 +11,12 @@ from pathlib import Path
 
 import yaml
 
+from harness.files import FEATURES
 from tests.bench.test_server_opens_rounds import _certify, _features, vendor  # noqa: F401  (vendor: the fixture)
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "lab" / "lab_adapter.py"
+#: Beside the server-opened-rounds subset: a retried bet (the server's 200 replay) and a supervisor's correction.
+MONEY = ("idempotency.feature", "corrections.feature")
 
 
 def test_the_filled_in_skeleton_certifies_a_vendor_server(vendor: Path, tmp_path: Path) -> None:  # noqa: F811
@@ -23,7 +26,11 @@ def test_the_filled_in_skeleton_certifies_a_vendor_server(vendor: Path, tmp_path
     bench = yaml.safe_load(vendor.read_text(encoding="utf-8"))
     bench["server"]["adapter"] = "lab_adapter:LabAdapter"
     (lab / "bench.yaml").write_text(yaml.safe_dump(bench), encoding="utf-8")
-    done = _certify("--bench", "bench.yaml", "--features", str(_features(tmp_path)), "--report", "r", cwd=lab)
+    features = _features(tmp_path)
+    for name in MONEY:
+        shutil.copyfile(FEATURES / name, features / name)
+    done = _certify("--bench", "bench.yaml", "--features", str(features), "--report", "r", cwd=lab)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-1000:]
     matrix = json.loads((lab / "r" / "clause-matrix.json").read_text(encoding="utf-8"))
-    assert (matrix["passed"], matrix["failed"], len(matrix["not_applicable"])) == (4, 0, 6), done.stdout[-3000:]
+    assert (matrix["passed"], matrix["failed"], len(matrix["not_applicable"])) == (6, 0, 7), done.stdout[-3000:]
+    assert [r["outcome"] for r in matrix["clauses"]["COR-1"]] == ["passed"]  # the adapter's correct() was used
