@@ -23,7 +23,8 @@ def test_certify_in_process_covers_every_clause(tmp_path: Path) -> None:
     assert matrix["uncovered"] == [] and matrix["failed"] == 0
     assert set(rule_clauses()) <= set(matrix["clauses"])
     assert f"clause coverage: {len(rule_clauses())}/{len(rule_clauses())} clauses of RULES.md" in done.stdout
-    assert [r["outcome"] for r in matrix["clauses"]["GLI 4.3.3"]] == ["passed"]
+    gli = [r["outcome"] for r in matrix["clauses"]["GLI 4.3.3"]]  # GLI references are listed beside the clauses
+    assert gli and set(gli) == {"passed"}
     results = tmp_path / "allure-results"
     assert (results / "environment.properties").read_text(encoding="utf-8").startswith("bench=in-process\n")
     assert any("Clause traceability matrix" in p.read_text(encoding="utf-8") for p in results.glob("*-result.json"))
