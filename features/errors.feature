@@ -81,3 +81,40 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     Then the server cancels round 1 and refunds every bet
     And alice's balance is 10,000
     And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-2
+  Scenario: A pause during betting keeps the betting time that was left: bets are taken for that long after the resume
+    Given round 1 lands r r r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And 0.4 seconds pass
+    And the supervisor pauses the round
+    And 0.8 seconds pass
+    And the supervisor resumes the round
+    And 0.3 seconds pass
+    And alice bets 1,000 on three_red
+    And 0.5 seconds pass
+    And alice tries to bet 1,000 on big
+    And the round is played to the end
+    Then alice's bet is refused
+    And the server settles round 1 on r r r w
+    And alice's bet on two_red is lose
+    And alice's bet on three_red returns 3,800
+    And alice's bet record shows 2 bets
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-2
+  Scenario: A round paused for want of a result gets the whole time to reveal again when it resumes
+    Given round 1 lands w r r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's read of this round is lost
+    And the server pauses round 1
+    And 0.5 seconds pass
+    And the supervisor resumes the round
+    And 0.2 seconds pass
+    And the reader reads the tokens of this round again
+    And the round is played to the end
+    Then the server settles round 1 on w r r w
+    And alice's bet on two_red returns 2,500
+    And the oracle finds no difference

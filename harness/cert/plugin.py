@@ -48,6 +48,7 @@ STEP_MODULES = (
     "harness.cert.steps.documents",  # features/documents.feature (the rules-documents audit)
     "harness.cert.steps.devices",  # features/devices.feature (forged, replayed and noisy device frames)
     "harness.cert.steps.money",  # features/limits, idempotency, corrections, refunds, records, atomicity
+    "harness.cert.steps.timing",  # features/errors.feature (deadlines across pauses)
 )
 TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
