@@ -118,3 +118,21 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     Then the server settles round 1 on w r r w
     And alice's bet on two_red returns 2,500
     And the oracle finds no difference
+
+  @clause:ERR-1 @clause:SH-3
+  Scenario: Each re-shake gives the table the whole time to reveal again, counted from the re-shake
+    Given in round 1 token 0 is left standing after shake 1
+    And in round 1 token 1 is left standing after shake 2
+    And in round 1 token 2 is left standing after shake 3
+    And in round 1 shake 4 lands w r r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's deciding read of this round is lost
+    And betting closes
+    And 5.2 seconds pass
+    And the reader reads the tokens of this round again
+    And the round is played to the end
+    Then the server asks for 3 re-shakes in round 1
+    And the server settles round 1 on w r r w
+    And alice's bet on two_red returns 2,500
+    And the oracle finds no difference

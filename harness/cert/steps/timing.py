@@ -10,9 +10,11 @@ from __future__ import annotations
 from pytest_bdd import when
 
 from harness.bench import forge
+from harness.bench.devices.translate import Report
+from harness.bench.forge import MissedReport
 from harness.cert.steps.context import CertContext, not_applicable
-from harness.wire.protocol.messages import Result, Source
-from simulator.events import Revealed
+from harness.wire.protocol.messages import Message, Result, Source
+from simulator.events import Event, Revealed
 
 
 @when("the reader's read of this round is lost")
@@ -28,6 +30,39 @@ def reader_read_lost(cert: CertContext) -> None:
         forge.miss(rig, Source.READER, Result)
     except forge.CannotForge as exc:
         not_applicable(str(exc))
+
+
+class _DecidingReadMissed(MissedReport):
+    """The table's event translator, except that the reader never reports, in simulator round ``number``, a read
+    with no standing token and no overlap: the read that would decide the round is lost; a read that asks for a
+    re-shake (SH-3) or shows overlapping tokens (SH-1) still reaches the server."""
+
+    def __call__(self, event: Event) -> list[Report]:
+        reports = self.inner(event)
+        if getattr(event, "round", None) != self.number:
+            return reports
+        return [(s, m) for s, m in reports if not (s is Source.READER and _deciding(m))]
+
+
+def _deciding(message: Message) -> bool:
+    return isinstance(message, Result) and not message.overlap and "S" not in message.faces
+
+
+@when("the reader's deciding read of this round is lost")
+def deciding_read_lost(cert: CertContext) -> None:
+    """From now on in the current round the reader's reads that would settle it (no standing token, no overlap)
+    never reach the server, while its reads of a standing token do (the server asks for the re-shakes SH-3 needs).
+    Not applicable on a bench whose table has no reader device of its own.
+
+    Example: When the reader's deciding read of this round is lost
+    """
+    rig = cert.running()
+    table = rig.emulated
+    if Source.READER not in table.hub.roles:
+        not_applicable(f"bench {rig.bench.name} has no reader device")
+    number = rig.driver.rounds[rig.current_round()]
+    rig.note("harness", "sensor misses", "READER deciding RESULT in this round")
+    table.translator = _DecidingReadMissed(table.translator, Source.READER, Result, number)  # type: ignore[assignment]
 
 
 @when("the reader reads the tokens of this round again")
