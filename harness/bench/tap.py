@@ -124,10 +124,10 @@ class RigTap(TableTap):
     def _drain_server(self, now: float) -> None:
         rig = self.rig
         try:
-            events = rig.adapter.round_events()
+            events = rig.adapter.round_events_since(self._server)
         except AdapterError:
             return
-        for e in events[self._server :]:
+        for e in events:
             self._events_by_round.setdefault(e.round_id, []).append(e)
             data: dict[str, Any] = {"round": e.round_id, "table_round": rig.driver.rounds.get(e.round_id, 0)}
             data["event"] = str(e.kind)
@@ -138,7 +138,7 @@ class RigTap(TableTap):
             if e.ends_round and e.round_id not in self._server_ended:
                 self._server_ended[e.round_id] = e
                 self._pending[e.round_id] = None
-        self._server = len(events)
+        self._server += len(events)
 
     def _drain_history(self, now: float) -> None:
         assert self._history is not None

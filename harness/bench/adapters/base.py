@@ -127,6 +127,12 @@ class GameServerAdapter(ABC):
     def round_events(self) -> list[RoundEvent]:
         """Every round event the server has published since start, in order (cumulative)."""
 
+    def round_events_since(self, n: int) -> list[RoundEvent]:
+        """The round events after the first ``n`` (``round_events()[n:]``), for a reader that keeps up with the log:
+        an adapter that holds its events in a list overrides this to return only the new ones, without copying the
+        rest. Default: built on :meth:`round_events`."""
+        return self.round_events()[n:]
+
     @abstractmethod
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
         """The player's bet record, as the player (or recall) sees it."""

@@ -362,6 +362,15 @@ class HttpAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
+        self._read_events()
+        return list(self._events)
+
+    def round_events_since(self, n: int) -> list[RoundEvent]:
+        self._read_events()
+        return self._events[n:]
+
+    def _read_events(self) -> None:
+        """Drain the players' streams, then append the round events the server logged since the last read."""
         for ws in self._streams.values():  # keep the streams drained (their content is not needed here)
             with contextlib.suppress(TimeoutError, WebSocketException, OSError):
                 while True:
@@ -377,7 +386,7 @@ class HttpAdapter(GameServerAdapter):
                 if event is not None:
                     self._events.append(event)
             if len(rows) < 1000:
-                return list(self._events)
+                return
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
         status, data = self._call("GET", f"/v1/players/{self._ids.get(player_id, player_id)}/bets", self._boss)

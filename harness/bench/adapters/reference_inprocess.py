@@ -363,6 +363,10 @@ class InProcessAdapter(GameServerAdapter):
         self._require_up()
         return list(self._events)
 
+    def round_events_since(self, n: int) -> list[RoundEvent]:
+        self._require_up()
+        return self._events[n:]
+
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
         """What ``GET /v1/players/{id}/bets`` serves (:func:`gameserver.players.bet_record`), through JSON."""
         self._require_up()
