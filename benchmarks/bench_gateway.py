@@ -214,11 +214,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=1_000_000)
     parser.add_argument("--rate-frames", type=int, default=100_000)
-    parser.add_argument("--dir", default=None, help="directory for the database (default: a temp dir here)")
+    parser.add_argument("--dir", default=None, help="directory for the database, created if missing (default: here)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     speed = rates(args.rate_frames)
-    with tempfile.TemporaryDirectory(prefix="bench-gateway-", dir=args.dir or Path.cwd()) as tmp:
+    base = Path(args.dir) if args.dir else Path.cwd()
+    base.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="bench-gateway-", dir=base) as tmp:
         spent = cost(args.frames, Path(tmp))
     rss_growth = spent["rss_after_mb"] - spent["rss_before_mb"]
     db_growth = spent["db_after_mb"] - spent["db_before_mb"]

@@ -151,9 +151,10 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=64)
     parser.add_argument("--players", type=int, default=64)
     parser.add_argument("--seconds", type=float, default=5.0)
-    parser.add_argument("--dir", default=None, help="directory for the databases (default: a temp dir here)")
+    parser.add_argument("--dir", default=None, help="directory for the databases, created if missing (default: here)")
     args = parser.parse_args()
     base = Path(args.dir) if args.dir else Path.cwd()
+    base.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="bench-server-", dir=base) as tmp:
         directory = Path(tmp)
         raw = raw_commit_rate(directory, args.seconds)
