@@ -1,6 +1,7 @@
 """The numbers of ``xocdia-bus`` (docs/dialects/xocdia-bus.md §2-§4): frame limits, the address of each role, the
 type code of each message, the one-byte codes of enumerations and the trailer's flag bits, plus :class:`Poll`, the
-bus master's poll request (the one message this dialect adds to the protocol's catalogue).
+bus master's poll request (the one message this dialect adds to the protocol's catalogue), the data seq's wrap
+(:func:`next_seq`) and the slack both ends of a line allow a deadline (:data:`EPS`).
 
 Guarantees: every table here is a bijection on what it maps (an address per role, a code per message class), shared
 unchanged by the encoder (:mod:`~harness.wire.dialects.bus_encode`), the decoder
@@ -116,6 +117,15 @@ NAKS = (NakReason.VERSION, NakReason.TYPE, NakReason.FIELD, NakReason.STATE)
 NO_TOKEN = 0xFF
 
 FLAG_ROUND, FLAG_AT32, FLAG_ATLONG = 0x01, 0x02, 0x04
+
+#: Slack when comparing the time with a deadline: a caller woken at ``next_deadline()`` minus a float rounding error
+#: still finds the work due (the in-process bench arms its timers a microsecond early).
+EPS = 1e-6
+
+
+def next_seq(seq: int) -> int:
+    """The data seq after ``seq``: 1..255, wrapping to 1 (0 is the control frames')."""
+    return 1 if seq >= 255 else seq + 1
 
 
 class FieldError(ValueError):
