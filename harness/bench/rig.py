@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -23,12 +23,14 @@ import simpy
 
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.loader import load_adapter
+from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, BenchTimeout
 from harness.bench.config import Bench
+from harness.bench.crowd import CrowdForwarder
 from harness.bench.devices.emulated import EmulatedTable
 from harness.bench.devices.lamp import OrdinalLampDriver
-from harness.bench.gridtimer import GridTimer
+from harness.bench.round_index import ServerRounds, TableRounds
 from harness.bench.wiring import wire_lines, wrap_device_ends
-from harness.errors import AdapterError, XocdiaError
+from harness.errors import AdapterError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
@@ -36,17 +38,13 @@ from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport
 from harness.wire.transports.faults import FaultyTransport
-from simulator.events import BetSent, BettingClosed, Event, RoundEnded
+from simulator.events import BetSent, Event, RoundEnded
 from simulator.lamp import Lamp, LampState
 from simulator.script import Script
 
-SLICE_VIRTUAL_S = 0.01  # sim seconds between two checks of a wait condition (in-process)
-SLICE_REAL_S = 0.02  # wall seconds between two checks (real-time benches)
+__all__ = ["BUILD_HOOKS", "SLICE_REAL_S", "SLICE_VIRTUAL_S", "Action", "BenchTimeout", "Rig"]
+
 BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig.build` made, last (observers only)
-
-
-class BenchTimeout(XocdiaError, AssertionError):
-    """A wait for the server or the table did not finish in the bench's step timeout."""
 
 
 @dataclass
@@ -60,7 +58,7 @@ class Action:
 
 
 @dataclass
-class Rig:
+class Rig(BenchClock):
     """One bench wired up for one scenario (or one ``xocdia-hil run``): the SimPy environment, the emulated table
     and its five devices on traced lines, the game server through its adapter, and what the oracle needs (ground
     truth, the harness's own actions, what the server said).
@@ -88,15 +86,8 @@ class Rig:
     cancelled: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
     _tmp: tempfile.TemporaryDirectory[str] | None = None
-    _crowd_seen: int = 0
-    _truth_seen: int = 0  # ground-truth events already indexed below
-    _closed_rounds: set[int] = field(default_factory=set)  # simulator rounds whose betting the table saw close
-    _table_ends: dict[int, RoundEnded] = field(default_factory=dict)
-    _events_seen: int = 0  # server round events already indexed below
-    _server_ends: dict[str, RoundEvent] = field(default_factory=dict)
-    _opened_seen: int = 0  # server round events already read for the opened-rounds set below
-    _opened_ids: set[str] = field(default_factory=set)
-    _opened_at: dict[str, float] = field(default_factory=dict)  # when the rig first read each round's opening
+    _server_rounds: ServerRounds = field(default_factory=ServerRounds)
+    _table_rounds: TableRounds = field(default_factory=TableRounds)
     _heard_late: set[str] = field(default_factory=set)  # server-opened rounds whose OPEN the lamp heard too late
 
     # ------------------------------------------------------------------ building
@@ -169,10 +160,12 @@ class Rig:
             env.on_ready = emulated.wake
             env.sync()
         if (crowd if crowd is not None else bench.players) > 0:
+            step = SLICE_REAL_S if bench.realtime else SLICE_VIRTUAL_S
+            forwarder = CrowdForwarder(env, emulated.model.log, rig._send_crowd_bet, step)
             if bench.realtime:
-                env.process(rig._forward_crowd())
+                forwarder.start_polling()
             else:
-                rig._start_crowd_timer()
+                forwarder.start_on_grid(emulated.watchers)
         for hook in BUILD_HOOKS:
             hook(rig)
         return rig
@@ -192,52 +185,6 @@ class Rig:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-    # ------------------------------------------------------------------ time
-    @property
-    def now(self) -> float:
-        return float(self.env.now)
-
-    def run_for(self, seconds: float) -> None:
-        """Let ``seconds`` of bench time pass (sim seconds; wall seconds on a real-time bench)."""
-        self.env.run(until=self.env.now + seconds)
-
-    def run_until(self, done: Callable[[], bool], what: str, timeout_s: float | None = None) -> None:
-        """Run until ``done()`` holds. Raises BenchTimeout naming ``what`` after ``timeout_s`` (default: the bench's
-        step timeout). ``done`` must read the bench's state, not its clock: in virtual time it is checked only
-        after slices in which something happened (see :meth:`run_slices`)."""
-        limit = self.bench.timing.step_timeout_s if timeout_s is None else timeout_s
-        self.run_slices(lambda: not done(), self.env.now + limit)
-        if not done():
-            raise BenchTimeout(f"timed out after {limit:g} s waiting for {what}")
-
-    def run_slices(self, keep_going: Callable[[], bool], deadline: float) -> None:
-        """``while keep_going() and now < deadline: run one slice`` (:data:`SLICE_VIRTUAL_S`, or
-        :data:`SLICE_REAL_S` on a real-time bench). Ends on the slice grid from now, at the first slice boundary
-        where ``keep_going()`` is false or the deadline is reached.
-
-        In virtual time a slice in which no event runs is skipped without running the environment: the bench's
-        state cannot change in it, so ``keep_going`` must depend on that state, not on the clock."""
-        env = self.env
-        if self.bench.realtime:
-            while keep_going() and env.now < deadline:
-                env.run(until=env.now + SLICE_REAL_S)
-            return
-        boundary = float(env.now)
-        while keep_going():
-            while True:
-                if boundary >= deadline:
-                    if env.now < boundary:
-                        env.run(until=boundary)
-                        env.step()  # SimPy leaves its spent stop event queued at ``now``, ahead of all else: drop it
-                    return
-                nxt = boundary + SLICE_VIRTUAL_S
-                if env.peek() < nxt:
-                    break
-                boundary = nxt  # hot path: an empty slice is skipped without running the environment
-            env.run(until=nxt)
-            env.step()
-            boundary = nxt
 
     # ------------------------------------------------------------------ acting
     def note(self, who: str, what: str, detail: str = "") -> None:
@@ -296,14 +243,8 @@ class Rig:
         return (rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN) or rid in self._heard_late
 
     def _opened_before(self, events: list[RoundEvent]) -> set[str]:
-        """The ids of the rounds ``events`` (the cumulative log) reports opened: the rig's own set, brought up to
-        date by reading only the events it has not read yet."""
-        for event in events[self._opened_seen :]:
-            if event.kind == RoundEventKind.OPENED:
-                self._opened_ids.add(event.round_id)
-                self._opened_at.setdefault(event.round_id, self.now)
-        self._opened_seen = len(events)
-        return self._opened_ids
+        """The ids of the rounds ``events`` (the cumulative log) reports opened (the rig's own set, kept up to date)."""
+        return self._server_rounds.read_openings(events, self.now)
 
     def unplug(self, device: str) -> None:
         """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the
@@ -339,47 +280,11 @@ class Rig:
 
     def _closed_at_table(self) -> set[int]:
         """The simulator rounds whose betting the table has seen closed, now."""
-        self._index_truth()
-        return self._closed_rounds
+        self._table_rounds.read(self.truth)
+        return self._table_rounds.closed
 
-    def _index_truth(self) -> None:
-        """Index the ground-truth events not indexed yet (the log only grows)."""
-        log = self.truth
-        for event in log[self._truth_seen :]:
-            if isinstance(event, BettingClosed):
-                self._closed_rounds.add(event.round)
-            elif isinstance(event, RoundEnded):
-                self._table_ends.setdefault(event.round, event)
-        self._truth_seen = len(log)
-
-    def _start_crowd_timer(self) -> None:
-        """Virtual time: forward the crowd's bets on the grid of :data:`SLICE_VIRTUAL_S` from now, as a polling
-        loop would, but only at the grid points after a bet was planned."""
-        timer = GridTimer(self.env, SLICE_VIRTUAL_S, self._forward_new_bets)
-
-        def watch(event: Event) -> None:
-            if isinstance(event, BetSent):
-                timer.arm_at(float(self.env.now))
-
-        self.emulated.watchers.append(watch)
-        timer.start()
-
-    def _forward_new_bets(self, _now: float) -> None:
-        log = self.emulated.model.log.events
-        new = log[self._crowd_seen :]
-        self._crowd_seen = len(log)
-        for event in new:
-            if isinstance(event, BetSent):
-                self.env.process(self._deliver(event))
-
-    def _forward_crowd(self) -> Generator[simpy.Event, Any, None]:
-        """Send the simulator crowd's bets to the server when they arrive (random-crowd runs)."""
-        while True:
-            self._forward_new_bets(float(self.env.now))
-            yield self.env.timeout(SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S)
-
-    def _deliver(self, event: BetSent) -> Generator[simpy.Event, Any, None]:
-        yield self.env.timeout(max(event.arrives - self.env.now, 0.0))
+    def _send_crowd_bet(self, event: BetSent) -> None:
+        """Send one of the crowd's bets (at its arrival time); a bet the server cannot take is noted, not raised."""
         try:
             self.adapter.connect(event.player)
             self.bet(event.player, str(event.bet), event.stake)
@@ -403,20 +308,15 @@ class Rig:
 
     def server_end(self, rid: str) -> RoundEvent | None:
         """The server's first event that ended round ``rid``, if any yet."""
-        events = self.adapter.round_events()  # cumulative: only the events not indexed yet are read
-        for event in events[self._events_seen :]:
-            if event.ends_round:
-                self._server_ends.setdefault(event.round_id, event)
-        self._events_seen = len(events)
-        return self._server_ends.get(rid)
+        return self._server_rounds.read_ends(self.adapter.round_events()).get(rid)
 
     def table_end(self, rid: str) -> RoundEnded | None:
         """The table's verdict on the simulator round the server calls ``rid``, if any yet."""
         sim = self.driver.rounds.get(rid)
         if sim is None:
             return None
-        self._index_truth()
-        return self._table_ends.get(sim)
+        self._table_rounds.read(self.truth)
+        return self._table_rounds.ends.get(sim)
 
     def play_to_end(self, rid: str) -> RoundEvent:
         """Run until the server ends round ``rid``, then until the table has cleared it too (bounded)."""
@@ -460,7 +360,7 @@ class Rig:
             return True
         if round_id not in self._opened_before(events):
             return False
-        late = self.now - self._opened_at[round_id] > self.bench.timing.betting_s / 2
+        late = self.now - self._server_rounds.opened_at[round_id] > self.bench.timing.betting_s / 2
         if late and self.bench.server.opens_rounds == "server" and round_id not in self.opened:
             self._heard_late.add(round_id)
             return False

@@ -1,0 +1,66 @@
+"""Incremental indexes of the two logs a rig reads many times a round. Both logs only grow, so each read costs only
+the entries appended since the previous read:
+
+- :class:`ServerRounds`, over the server's round events: which rounds it reported opened (and when the rig first
+  read each opening), and the first event that ended each round;
+- :class:`TableRounds`, over the table's ground truth: the simulator rounds whose betting the table saw close, and
+  each round's verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.records import RoundEvent, RoundEventKind
+from simulator.events import BettingClosed, Event, RoundEnded
+
+
+@dataclass
+class ServerRounds:
+    """What the server's cumulative round-event log says about rounds, kept up to date by reading only its tail.
+
+    ``opened`` and ``opened_at`` are brought up to date by :meth:`read_openings`, ``ends`` by :meth:`read_ends`;
+    each method keeps its own place in the log, so either may be called alone."""
+
+    opened: set[str] = field(default_factory=set)
+    opened_at: dict[str, float] = field(default_factory=dict)  # when the rig first read each round's opening
+    ends: dict[str, RoundEvent] = field(default_factory=dict)  # the first event that ended each round
+    _openings_read: int = 0
+    _ends_read: int = 0
+
+    def read_openings(self, events: Sequence[RoundEvent], now: float) -> set[str]:
+        """The ids of the rounds ``events`` (the whole log so far) reports opened; an opening read for the first
+        time is dated ``now``."""
+        for event in events[self._openings_read :]:
+            if event.kind == RoundEventKind.OPENED:
+                self.opened.add(event.round_id)
+                self.opened_at.setdefault(event.round_id, now)
+        self._openings_read = len(events)
+        return self.opened
+
+    def read_ends(self, events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
+        """Each round's first ending event in ``events`` (the whole log so far), by round id."""
+        for event in events[self._ends_read :]:
+            if event.ends_round:
+                self.ends.setdefault(event.round_id, event)
+        self._ends_read = len(events)
+        return self.ends
+
+
+@dataclass
+class TableRounds:
+    """What the table's ground truth says about its rounds, kept up to date by :meth:`read`."""
+
+    closed: set[int] = field(default_factory=set)  # simulator rounds whose betting the table saw close
+    ends: dict[int, RoundEnded] = field(default_factory=dict)  # each simulator round's verdict
+    _read: int = 0
+
+    def read(self, log: Sequence[Event]) -> None:
+        """Index the events of ``log`` (the whole ground truth so far) not read yet."""
+        for event in log[self._read :]:
+            if isinstance(event, BettingClosed):
+                self.closed.add(event.round)
+            elif isinstance(event, RoundEnded):
+                self.ends.setdefault(event.round, event)
+        self._read = len(log)
