@@ -17,6 +17,9 @@ Fault injection's interface (``harness.faults.fault_adapters``): :meth:`HttpAdap
 :meth:`HttpAdapter.restart_server` (the same command line again, on a new port), :attr:`HttpAdapter.server_up`,
 :attr:`HttpAdapter.address` (where the server listens now) and :meth:`HttpAdapter.player_address` (where a
 player's requests and event stream go: a subclass routes them through a proxy by overriding it).
+
+The server process itself (config file, command line, the port it listens on, SIGKILL) is
+:mod:`harness.bench.adapters.server_process`; this module is the adapter over HTTP and WebSocket.
 """
 
 from __future__ import annotations
@@ -24,12 +27,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import queue
-import signal
-import subprocess
-import threading
-import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -43,13 +40,14 @@ from websockets.sync.client import ClientConnection, connect
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.http_support import code_of, log_end, provision, resolve
 from harness.bench.adapters.reference_events import bet_row, round_event
+from harness.bench.adapters.server_process import PUMP_JOIN_S, START_TIMEOUT_S, ServerProcess, server_config
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
 
-START_TIMEOUT_S = 20.0
 HTTP_TIMEOUT_S = 10.0
-PUMP_JOIN_S = 2.0  # at stop: how long to wait for an ended process's stdout reader to reach the end
 SUPERVISOR = "bench-supervisor"
+
+__all__ = ["HTTP_TIMEOUT_S", "PUMP_JOIN_S", "START_TIMEOUT_S", "SUPERVISOR", "HttpAdapter"]
 
 
 class HttpAdapter(GameServerAdapter):
@@ -62,8 +60,7 @@ class HttpAdapter(GameServerAdapter):
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
-        self._proc: subprocess.Popen[str] | None = None
-        self._lines: queue.Queue[str] = queue.Queue()
+        self._server = ServerProcess()
         self._host = "127.0.0.1"
         self._port = 0
         self._tokens: dict[str, str] = dict(self.options.get("players") or {})
@@ -73,10 +70,6 @@ class HttpAdapter(GameServerAdapter):
         self._events: list[RoundEvent] = []
         self._after = 0
         self._trace: Path | None = None
-        self._stderr = ""
-        self._argv: list[str] = []  # the command line of the process kill_server ended (for restart_server)
-        self._dead: list[subprocess.Popen[str]] = []  # processes ended by kill_server; their pipes close at stop
-        self._pumps: list[threading.Thread] = []  # one stdout reader per process started
         self._attached = False  # started with ``url``: between start and stop, up by definition
         self._ids: dict[str, str] = {}  # scenario player id -> server id, for players it created (attached)
 
@@ -91,31 +84,7 @@ class HttpAdapter(GameServerAdapter):
             return
         self._boss = "boss-" + setup.workdir.name
         self._tokens = {p.player_id: f"tok-{i}-{setup.workdir.name}" for i, p in enumerate(setup.players)}
-        config = {
-            "engine": {
-                "betting_s": setup.betting_s,
-                "round_gap_s": setup.round_gap_s,
-                "auto_open": setup.auto_open,
-                "reshake_cap": setup.reshake_cap,
-                "pause_timeout_s": setup.pause_timeout_s,
-                "result_timeout_s": setup.result_timeout_s,
-            },
-            "players": [
-                {"id": p.player_id, "token": self._tokens[p.player_id], "balance": p.balance} for p in setup.players
-            ],
-            "supervisors": [{"id": SUPERVISOR, "token": self._boss}],
-            "heartbeat_timeout_s": setup.heartbeat_s,
-        }
-        if setup.lines:  # each line's dialect, devices and options (docs/server.md, "Device dialects")
-            config["devices"] = {
-                name: {
-                    "url": str(setup.devices[name]),
-                    "dialect": line.dialect.name,
-                    "roles": [r.value for r in line.roles],
-                    **({"options": opts} if (opts := line.dialect.server_options()) else {}),
-                }
-                for name, line in setup.lines.items()
-            }
+        config = server_config(setup, self._tokens, SUPERVISOR, self._boss)
         cfg = setup.workdir / "server.yaml"
         cfg.write_text(yaml.safe_dump(config), encoding="utf-8")
         db = setup.workdir / "server.db"
@@ -124,38 +93,15 @@ class HttpAdapter(GameServerAdapter):
         argv = [*command, "--db", str(db), "--port", "0", "--config", str(cfg), "--trace", str(self._trace)]
         for name, address in setup.devices.items():
             argv += ["--device", f"{name}={address}"]
-        try:
-            self._proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        except OSError as exc:
-            raise AdapterError("start_failed", f"cannot run {command[0]!r}: {exc.strerror}") from None
-        self._start_pump()
+        self._server.spawn(argv, f"cannot run {command[0]!r}")
         self._port = self._wait_listening()
 
-    def _start_pump(self) -> None:
-        pump = threading.Thread(target=self._pump, daemon=True)
-        self._pumps.append(pump)
-        pump.start()
-
-    def _pump(self) -> None:
-        assert self._proc is not None and self._proc.stdout is not None
-        for line in self._proc.stdout:
-            self._lines.put(line.strip())
-
     def _wait_listening(self) -> int:
-        assert self._proc is not None
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self._proc.poll() is not None:
-                err = self._proc.stderr.read().strip() if self._proc.stderr else ""
-                raise AdapterError("start_failed", f"the server exited ({self._proc.returncode}): {err}")
-            try:
-                line = self._lines.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if "listening on" in line:
-                return int(line.rsplit(":", 1)[1])
-        self.stop()
-        raise AdapterError("start_failed", f"the server did not listen within {START_TIMEOUT_S:g} s")
+        port = self._server.wait_listening()
+        if port is None:
+            self.stop()
+            raise AdapterError("start_failed", f"the server did not listen within {START_TIMEOUT_S:g} s")
+        return port
 
     def provision_players(self, players: tuple[PlayerSpec, ...]) -> None:
         """Attached by ``url`` without a ``players`` option: create the scenario's players on the server
@@ -168,31 +114,7 @@ class HttpAdapter(GameServerAdapter):
         for player in list(self._streams):
             self.disconnect(player)
         self._attached = False
-        proc, self._proc = self._proc, None
-        try:
-            if proc is None or proc.poll() is not None:
-                return
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=10)
-            with contextlib.suppress(Exception):
-                self._stderr = proc.stderr.read() if proc.stderr else ""
-        finally:
-            self._close_pipes([*self._dead, *([proc] if proc is not None else [])])
-            self._dead.clear()
-
-    def _close_pipes(self, procs: list[subprocess.Popen[str]]) -> None:
-        """Close the pipes of ended processes, once their stdout readers have seen the end (bounded wait)."""
-        for pump in self._pumps:
-            pump.join(timeout=PUMP_JOIN_S)
-        self._pumps = [p for p in self._pumps if p.is_alive()]
-        for proc in procs:
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+        self._server.terminate()
 
     # ------------------------------------------------------------------ kill -9 and restart
     @property
@@ -212,7 +134,7 @@ class HttpAdapter(GameServerAdapter):
         (False before :meth:`start`, after :meth:`stop`, between :meth:`kill_server` and :meth:`restart_server`).
         Attached by ``url``: True from :meth:`start` to :meth:`stop`; this adapter owns no process to watch, so a
         dead server shows as calls failing with ``unreachable``, as on any adapter."""
-        return self._attached or (self._proc is not None and self._proc.poll() is None)
+        return self._attached or self._server.running
 
     @property
     def can_restart(self) -> bool:
@@ -227,18 +149,11 @@ class HttpAdapter(GameServerAdapter):
         dropping every player's stream; waits (at most 10 s) until it has exited, and keeps its command line for
         :meth:`restart_server`. Does nothing when this adapter started no process (``url``) or after
         :meth:`stop`."""
-        proc = self._proc
-        if proc is None:
+        if self._server.proc is None:
             return
-        self._argv = [str(a) for a in proc.args] if isinstance(proc.args, list | tuple) else []
         for player in list(self._streams):
             self.disconnect(player)
-        if proc.poll() is None:
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
-        if proc.stderr is not None:
-            proc.stderr.close()
-        self._dead.append(proc)  # its stdout is left to its pump thread (reads to EOF); closed at stop
+        self._server.kill()
 
     def restart_server(self) -> None:
         """Run the killed server's command line again (the same ``--db``, config, trace and device lines) and
@@ -248,13 +163,9 @@ class HttpAdapter(GameServerAdapter):
         Raises:
             AdapterError: ``start_failed`` when the command cannot be run, exits, or does not listen in time.
         """
-        if self.server_up or not self._argv:
+        if self.server_up or not self._server.argv:
             return
-        try:
-            self._proc = subprocess.Popen(self._argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        except OSError as exc:
-            raise AdapterError("start_failed", f"cannot restart the server: {exc.strerror}") from None
-        self._start_pump()
+        self._server.spawn(self._server.argv, "cannot restart the server")
         self._port = self._wait_listening()
 
     # ------------------------------------------------------------------ HTTP
@@ -421,6 +332,6 @@ class HttpAdapter(GameServerAdapter):
         out: dict[str, str] = {}
         if self._trace is not None and self._trace.exists():
             out["server serial trace (jsonl)"] = self._trace.read_text(encoding="utf-8")
-        if self._stderr:
-            out["server stderr"] = self._stderr
+        if self._server.stderr:
+            out["server stderr"] = self._server.stderr
         return out
