@@ -11,12 +11,12 @@ shared targets must never be faulted; see :func:`harness.faults.prepare.prepare_
 replug ports, restart the server) run in a ``finally``, also when the run aborts (steady-state probes failing
 ``abort_after_failed_probes`` times in a row) or fails.
 
-The bench preparation is :mod:`harness.faults.prepare`'s and the result type :mod:`harness.faults.result`'s.
+The bench preparation is :mod:`harness.faults.prepare`'s, the players' betting :mod:`harness.faults.bettors`'s and
+the result type :mod:`harness.faults.result`'s.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
@@ -29,7 +29,8 @@ from harness.bench.rig import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchTimeout, Rig
 from harness.bench.tap import tap_of
 from harness.errors import AdapterError
 from harness.faults.apply import Applier, Sessions
-from harness.faults.links import PlayerLinks, RouteMode
+from harness.faults.bettors import BET_TYPES, Bettors
+from harness.faults.links import PlayerLinks
 from harness.faults.prepare import InjectionRefused, prepare_bench, table_script
 from harness.faults.result import RunResult
 from harness.faults.schedule_model import SERIAL_KINDS, Fault, Schedule, plan
@@ -37,12 +38,10 @@ from harness.judge.checkers import CheckReport, check_all
 from harness.judge.expect import ExpectedRound, expected_by_round_id
 from harness.judge.history import FinalRead, History, history_hash
 from harness.records import OpFunction, OpType, Outcome, RoundEvent, RoundEventKind
-from simulator.bets import BetType
 from simulator.events import BowlLifted, Revealed, RoundEnded, ShakeStarted
 
 __all__ = ["BET_TYPES", "run_schedule"]
 
-BET_TYPES = tuple(BetType)
 _TRUTH_PHASE = {ShakeStarted: "shaking", BowlLifted: "reveal", Revealed: "settling"}
 
 
@@ -96,7 +95,18 @@ class _Run:
             why = self.applier.supports(f)
             if why:
                 raise InjectionRefused(f"{f.describe()}: {why} (bench {rig.bench.name!r})")
-        self.rngs = {p: random.Random(f"{seed}/player/{p}") for p in schedule.player_ids}
+        self.bettors = Bettors(
+            self.env,
+            rig.adapter,
+            schedule,
+            seed,
+            rig.bench.timing.betting_s,
+            self.history,
+            self.links,
+            self.sessions,
+            self.applier,
+            lambda: self.now,
+        )
         self.pending = list(range(len(faults)))  # faults not fired yet
         self.round_no = 0
         self.rid = ""
@@ -106,7 +116,6 @@ class _Run:
         self.events_seen = 0
         self.closed_seen: set[str] = set()
         self.ended: set[str] = set()
-        self.bet_counter = 0
         self.failed_probes = 0
         self.stopped: Outcome | None = None  # ABORTED or ERROR once something stopped the run early
         self.t0 = float(self.env.now)
@@ -181,7 +190,7 @@ class _Run:
         self._fire_due()
         self._arm_watch(self.now)  # the watch reads the new round at its next step
         for p in self.schedule.player_ids:
-            self.env.process(self._player_bets(p))
+            self.env.process(self.bettors.round_bets(p))
         self._wait_end(rid)
 
     def _open_round(self) -> str:
@@ -217,55 +226,6 @@ class _Run:
         except AdapterError as exc:
             self._note(OpFunction.CANCEL, round_id=rid, detail=f"refused: {exc.code}")
         self.rig.run_slices(lambda: rid not in self.ended, self.now + 2.0)
-
-    # ------------------------------------------------------------------ players
-    def _player_bets(self, player: str) -> Generator[simpy.Event, Any, None]:
-        rng = self.rngs[player]
-        window = self.rig.bench.timing.betting_s * 0.9
-        offsets = sorted(rng.uniform(0.0, window) for _ in range(self.schedule.bets_per_round))
-        start = self.now
-        for offset in offsets:
-            yield self.env.timeout(max(start + offset - self.now, 0.0))
-            yield from self._bet(player, rng)
-
-    def _bet(self, player: str, rng: random.Random) -> Generator[simpy.Event, Any, None]:
-        self.bet_counter += 1
-        cid = f"{player}-{self.bet_counter}"
-        bet_type, stake = str(rng.choice(BET_TYPES)), rng.choice(self.schedule.stakes)
-        fields: dict[str, Any] = {"client_bet_id": cid, "bet_type": bet_type, "stake": stake}
-        self.history.add(self.now, player, OpType.INVOKE, OpFunction.BET, **fields)
-        route = self.links.route(player)
-        if route.mode == RouteMode.DOWN:
-            self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail="disconnected: not sent", **fields)
-            return
-        if route.delay > 0 and player not in self.applier.proxies:  # a proxied link delays the bytes itself
-            yield self.env.timeout(route.delay)
-        if route.mode == RouteMode.BLACKHOLE:
-            self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail="blackhole: no reply", **fields)
-            return
-        self.sessions.connect(player)
-        reset = route.mode == RouteMode.RESET
-        proxied_reset = reset and player in self.applier.proxies  # the proxy cuts the answer itself
-        try:
-            lose = reset and not proxied_reset
-            reply = self.rig.adapter.place_bet(player, cid, bet_type, stake, lose_reply=lose)
-        except AdapterError as exc:
-            if exc.code == "not_connected":  # refused by the client before anything was sent
-                self.sessions.forget(player)
-                not_sent = "not connected: not sent"
-                self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail=not_sent, **fields)
-            else:
-                self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail=exc.code, **fields)
-            return
-        if reset:
-            self.sessions.forget(player)
-            lost = "connection reset before the reply"
-            self.history.add(self.now, player, OpType.INFO, OpFunction.BET, detail=lost, **fields)
-        elif reply.accepted:
-            ids = {"round_id": reply.round_id, "bet_id": reply.bet_id}
-            self.history.add(self.now, player, OpType.OK, OpFunction.BET, **ids, **fields)
-        else:
-            self.history.add(self.now, player, OpType.FAIL, OpFunction.BET, detail=reply.code, **fields)
 
     # ------------------------------------------------------------------ watching phases, firing and healing
     def _watch(self) -> Generator[simpy.Event, Any, None]:
