@@ -1,5 +1,5 @@
-Feature: Betting limits
-  No bet is accepted once betting has closed, and no bet may take a balance below zero.
+Feature: Betting period
+  No bet is accepted once betting has closed (stakes and balances: limits.feature, LIM-1..LIM-4).
 
   @gli:C.6.4 @clause:GP-3
   Scenario: A bet after betting closed is rejected and changes nothing
@@ -13,17 +13,4 @@ Feature: Betting limits
     Then alice's bet is rejected with betting_closed
     And alice's bet record shows 1 bet
     And alice's balance is 12,800
-    And the oracle finds no difference
-
-  @gli:4.3.3
-  Scenario: A stake above the balance is rejected; the whole balance may be staked
-    Given player alice has a balance of 1,000
-    And round 1 lands w w w w
-    When round 1 opens
-    And alice bets 1,000 on big
-    And alice tries to bet 100 on small
-    And the round is played to the end
-    Then alice's bet is rejected with insufficient_balance
-    And alice's balance is 0
-    And no balance is negative
     And the oracle finds no difference
