@@ -24,3 +24,18 @@ Feature: Correcting a misread outcome (COR-1)
     And bob's balance is 9,750
     And alice's bet record shows 1 bet
     And bob's bet record shows 2 bets
+
+  @clause:COR-1
+  Scenario: A correction to anything but four faces is refused and changes nothing
+    Given player alice has a balance of 10,000
+    And round 1 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server settles round 1 on r r w w
+    And the supervisor's correction of round 1 to the faces r r r is refused
+    And the supervisor's correction of round 1 to the faces r r w w r is refused
+    And the supervisor's correction of round 1 to the faces r r x w is refused
+    And alice's bet on two_red reads: round 1, stake 1,000, win, returned 2,500, settled, outcome r r w w, reds 2, balance 10,000 before and 11,500 after
+    And alice's balance is 11,500
+    And alice's bet record shows 1 bet

@@ -139,3 +139,22 @@ Feature: Special handling at the table (SH-1..SH-5)
     And alice's bet on two_red returns 1,000
     And alice's balance is 10,000
     And the oracle finds no difference
+
+  @clause:SH-4a
+  Scenario: A shake made during betting whose reports reach the server after the close still counts
+    Given round 1 lands r w w w
+    And round 2 lands r r w w
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And the shaker's reports of this round reach the server only when betting closes
+    And alice bets 1,000 on two_red
+    And the reader's deciding read of this round is lost
+    And betting closes
+    And 1 seconds pass
+    And the reader reads the tokens of this round again
+    And the round is played to the end
+    Then the server settles round 1 on r w w w
+    And the server settles round 2 on r r w w
+    And alice's bet on two_red returns 2,500
+    And the oracle finds no difference

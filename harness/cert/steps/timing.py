@@ -1,20 +1,21 @@
-"""Timing steps: what a round's deadlines (the time the table has to reveal) must survive, such as a read the
-server waits for past its result timeout and gets after a resume. Reports go through the bench's own device seam
-(:mod:`harness.bench.forge`) on the reader's own line.
-
-Waits are bench seconds (wall seconds on a real-time bench).
+"""Steps for what a round's deadlines must survive and what a server must refuse outright: reports that reach the
+server late (a shake reported after the close, a read lost and read again after the result timeout or a re-shake),
+pauses that give time back (ERR-2), a correction to something that is no outcome (COR-1). Reports go through the
+bench's own device seam (:mod:`harness.bench.forge`) on the device's own line; waits are bench seconds (wall
+seconds on a real-time bench). Registered by the xocdia pytest plugin (``STEP_MODULES``).
 """
 
 from __future__ import annotations
 
-from pytest_bdd import when
+from pytest_bdd import parsers, then, when
 
 from harness.bench import forge
 from harness.bench.devices.translate import Report
 from harness.bench.forge import MissedReport
 from harness.cert.steps.context import CertContext, not_applicable
-from harness.wire.protocol.messages import Message, Result, Source
-from simulator.events import Event, Revealed
+from harness.errors import AdapterError
+from harness.wire.protocol.messages import Message, Result, ShakeEnd, ShakeStart, Source
+from simulator.events import BettingClosed, Event, Revealed, ShakeEnded, ShakeStarted
 
 
 @when("the reader's read of this round is lost")
@@ -83,3 +84,54 @@ def reader_reads_again(cert: CertContext) -> None:
         forge.queue_report(rig, Source.READER, Result(reads[-1].faces, False), tag, forge.device_time(rig))
     except forge.CannotForge as exc:
         not_applicable(str(exc))
+
+
+@when("the shaker's reports of this round reach the server only when betting closes")
+def shaker_reports_late(cert: CertContext) -> None:
+    """From now on in the current round the shaker's ``START`` and ``END`` reports are held back, and sent on the
+    shaker's own line, in order and each with the device time of the moment it happened, when the table sees betting
+    close: a shake made during betting whose reports reach the server late (docs/server.md, SH-4a at the close: a
+    ``SHAKER START`` dated before the close, arriving within ``reorder_grace_s`` of it, counts as the shake). Not
+    applicable on a bench whose devices send no event times (protocol 1.2 ``at``) or whose table has no shaker.
+
+    Example: When the shaker's reports of this round reach the server only when betting closes
+    """
+    rig = cert.running()
+    if Source.SHAKER not in rig.emulated.hub.roles:
+        not_applicable(f"bench {rig.bench.name} has no shaker device")
+    if forge.device_time(rig) is None:
+        not_applicable(f"the devices of bench {rig.bench.name} send no event times (protocol 1.2 at)")
+    number = rig.driver.rounds[rig.current_round()]
+    forge.miss(rig, Source.SHAKER, ShakeStart)
+    forge.miss(rig, Source.SHAKER, ShakeEnd)
+
+    def send() -> None:
+        tag = forge.current_tag(rig)
+        for e in rig.truth:
+            if isinstance(e, ShakeStarted | ShakeEnded) and e.round == number:
+                message = ShakeStart() if isinstance(e, ShakeStarted) else ShakeEnd()
+                forge.queue_report(rig, Source.SHAKER, message, tag, forge.device_time(rig, e.t))
+
+    forge.on_table(rig, BettingClosed, send)
+
+
+@then(parsers.parse("the supervisor's correction of round {n:d} to the faces {text} is refused"))
+def correction_refused(cert: CertContext, n: int, text: str) -> None:
+    """The supervisor asks the server to correct round n to ``text`` as it stands (upper-cased, spaces removed,
+    not checked by the harness): a string that is not four faces of R/W is no outcome of the four tokens (GP-1), so
+    the server must refuse it, whatever its code. A later step checks that nothing changed. Not applicable on an
+    adapter without corrections.
+
+    Example: Then the supervisor's correction of round 1 to the faces r r r is refused
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    sent = "".join(text.upper().split())
+    rig.note("supervisor", "correct", f"round {rid} to {sent!r}")
+    try:
+        rig.adapter.correct(rid, sent)
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        return
+    raise AssertionError(f"the server accepted the correction of round {n} to {sent!r}")
