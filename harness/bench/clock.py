@@ -4,8 +4,11 @@ otherwise) until something holds, on a fixed grid of slices, and the error a wai
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 
 import simpy
+from simpy.core import StopSimulation
+from simpy.events import URGENT
 
 from harness.bench.config import Bench
 from harness.errors import XocdiaError
@@ -59,13 +62,40 @@ class BenchClock:
             while True:
                 if boundary >= deadline:
                     if env.now < boundary:
-                        env.run(until=boundary)
-                        env.step()  # SimPy leaves its spent stop event queued at ``now``, ahead of all else: drop it
+                        run_to(env, boundary)
                     return
                 nxt = boundary + SLICE_VIRTUAL_S
                 if env.peek() < nxt:
                     break
                 boundary = nxt  # hot path: an empty slice is skipped without running the environment
-            env.run(until=nxt)
-            env.step()
+            run_to(env, nxt)
             boundary = nxt
+
+
+def run_to(env: simpy.Environment, until: float) -> None:
+    """Exactly what ``env.run(until=until)`` followed by ``env.step()`` (dropping the spent stop event SimPy leaves
+    queued) does on a virtual-time environment, without the stop event: the same events run in the same order,
+    ``env.now`` ends at the same float (``now + (until - now)``, as SimPy dates its stop event), and the same event
+    ids are used up. ``until`` must be later than ``env.now``. An exception from an event leaves a stop event
+    queued, as ``env.run`` does, so a later run ends where the interrupted one would have."""
+    now = env._now  # SimPy's own clock, read as ``env.run`` reads it
+    at = now + (float(until) - now)
+    eid = next(env._eid)  # the id SimPy's stop event would take
+    queue = env._queue
+    step = env.step
+    try:
+        while queue:
+            t, priority, order, _ = queue[0]
+            if t < at or (t == at and (priority < URGENT or (priority == URGENT and order < eid))):
+                step()
+            else:
+                break
+    except BaseException:
+        stop = simpy.Event(env)
+        stop._ok = True  # a stop event as ``env.run`` builds it
+        stop._value = None
+        stop.callbacks.append(StopSimulation.callback)
+        heappush(queue, (at, URGENT, eid, stop))
+        raise
+    env._now = at  # the stop event's time, as SimPy sets it when it pops that event
+    next(env._eid)  # the id SimPy uses when it requeues its spent stop event
