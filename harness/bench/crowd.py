@@ -9,6 +9,7 @@ it is polled every ``step`` wall seconds.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from typing import Any
 
 import simpy
@@ -19,8 +20,9 @@ from simulator.events import BetSent, Event
 
 
 class CrowdForwarder:
-    """Delivers the crowd's bets from ``log`` (the model's event log) by calling ``send(event)`` in a SimPy process
-    that starts at the bet's arrival time."""
+    """Delivers the crowd's bets from ``log`` (the model's event log) by calling ``send(event)`` from a SimPy
+    timeout at the bet's arrival time, made when the log is read (in virtual time its place among events due at the
+    same instant is the one a process started at the reading and waiting for that time would take)."""
 
     def __init__(self, env: simpy.Environment, log: EventLog, send: Callable[[BetSent], None], step: float) -> None:
         self.env = env
@@ -51,13 +53,16 @@ class CrowdForwarder:
             yield self.env.timeout(self.step)
 
     def _forward_new(self, _now: float) -> None:
+        """Schedule the delivery of each bet logged since the last call: a timeout dated as a process started now
+        would date its own (``now + max(arrives - now, 0)``), made in log order, whose callback sends the bet."""
+        env = self.env
         events = self.log.events
         new = events[self._seen :]
         self._seen = len(events)
         for event in new:
             if isinstance(event, BetSent):
-                self.env.process(self._deliver(event))
+                arrival = env.timeout(max(event.arrives - env.now, 0.0))
+                arrival.callbacks.append(partial(self._deliver, event))
 
-    def _deliver(self, event: BetSent) -> Generator[simpy.Event, Any, None]:
-        yield self.env.timeout(max(event.arrives - self.env.now, 0.0))
+    def _deliver(self, event: BetSent, _arrival: simpy.Event) -> None:
         self.send(event)
