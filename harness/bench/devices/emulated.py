@@ -2,7 +2,7 @@
 
 Every ground-truth event goes through :class:`~harness.bench.devices.translate.EventTranslator` to the device that
 would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port are set on
-the simulator's lamp, which the simulated dealer follows. The device ends are serviced by a SimPy process, so the
+the simulator's lamp, which the simulated dealer follows. The device ends are serviced from SimPy callbacks, so the
 same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
 (:class:`harness.wire.realtime.SelectEnvironment`, ptys or serial servers).
 """
@@ -10,10 +10,11 @@ same code runs in virtual time (in-memory pipes, the in-process bench) and in re
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Generator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL, URGENT
 
 from harness.bench.devices.hub import DeviceHub, EventHandler
 from harness.bench.devices.lamp import LampDriver
@@ -113,9 +114,11 @@ class EmulatedTable:
         )
         self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
         self.watchers: list[Callable[[Event], None]] = []  # called with each ground-truth event, after the devices
-        self._wake: simpy.Event = self.env.event()
+        self._woken: simpy.Event | None = None  # the wake-up scheduled since the last service, if any
+        self._timer: simpy.Event | None = None  # the timeout the service waits for (None: wake-ups only)
+        self._waiting = False  # the service waits and neither its timeout nor a wake-up has ended the wait yet
         self.hub.watch_input(self.wake)
-        self.env.process(self._service())
+        self._schedule(self._start, URGENT)
 
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
@@ -149,19 +152,61 @@ class EmulatedTable:
             self.driver.apply(message, now)
 
     def wake(self, *_args: Any) -> None:
-        """Service the devices at once (e.g. input is waiting). Safe to call many times."""
-        if not self._wake.triggered:
-            self._wake.succeed()
+        """Service the devices at once (e.g. input is waiting). Safe to call many times: one wake-up is scheduled
+        until the next service, which takes all of them."""
+        if self._woken is None:
+            self._woken = self._schedule(self._on_woken)
 
-    def _service(self) -> Generator[simpy.Event, Any, None]:
-        env, hub = self.env, self.hub
-        hub.start(env.now)
-        while True:
-            deadline = hub.service(env.now)
-            wake = self._wake
-            if deadline is None:
-                yield wake
-            else:
-                yield env.timeout(max(deadline - env.now, 0.0)) | wake
-            if wake.triggered:
-                self._wake = env.event()
+    # The service loop, as SimPy callbacks. Its events are those of a process that services the hub, then waits on
+    # ``timeout(deadline - now) | wake`` (or on ``wake`` alone without a deadline) and starts a fresh ``wake``
+    # event once the one it held has triggered: scheduled at the same instants, with the same priorities and in
+    # the same order among events due together, so the devices act at the very same points of the event order.
+    def _schedule(self, callback: Callable[[simpy.Event], None], priority: int = NORMAL) -> simpy.Event:
+        """An event triggered now (as ``Event.succeed`` does, or a process start with ``URGENT``) that calls
+        ``callback`` when processed."""
+        event = simpy.Event(self.env)
+        event._ok = True
+        event._value = None
+        event.callbacks.append(callback)
+        self.env.schedule(event, priority)  # type: ignore[arg-type]
+        return event
+
+    def _start(self, _event: simpy.Event) -> None:
+        self.hub.start(self.env.now)
+        self._serve()
+
+    def _serve(self) -> None:
+        """Service the hub now, then wait for its deadline or a wake-up."""
+        env = self.env
+        deadline = self.hub.service(env.now)
+        if deadline is None:
+            self._timer = None
+        else:
+            self._timer = env.timeout(max(deadline - env.now, 0.0))
+            self._timer.callbacks.append(self._on_timer)
+        self._waiting = True
+
+    def _on_woken(self, event: simpy.Event) -> None:
+        if event is not self._woken or not self._waiting:
+            return  # a wake-up taken by a service since, or the wait already ended
+        if self._timer is None:
+            self._resume()  # waiting on the wake-up alone: it resumes the service itself
+        else:
+            self._end_wait()
+
+    def _on_timer(self, event: simpy.Event) -> None:
+        if event is self._timer and self._waiting:
+            self._end_wait()
+
+    def _end_wait(self) -> None:
+        """The first of the timeout and the wake-up: the service resumes when the condition joining them fires."""
+        self._waiting = False
+        self._schedule(self._on_condition)
+
+    def _on_condition(self, _event: simpy.Event) -> None:
+        self._resume()
+
+    def _resume(self) -> None:
+        self._waiting = False
+        self._woken = None  # every wake-up so far is taken by this service
+        self._serve()
