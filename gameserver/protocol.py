@@ -16,6 +16,7 @@ MAX_FRAME = 128
 SOURCES = frozenset({"BOWL", "SHAKER", "READER", "LAMP", "CONSOLE", "SRV"})
 CONTROL = frozenset({"ACK", "NAK", "HB"})
 _VALUE = re.compile(r"^[A-Za-z0-9._:-]{1,32}$")
+_VALUE_BYTES = re.compile(rb"[A-Za-z0-9._:-]{1,32}")  # _VALUE on a frame's bytes (fullmatch; no newline there)
 _INT = re.compile(r"^(0|[1-9][0-9]*)$")
 _KEY = re.compile(r"^[a-z_]+$")
 _NAME = re.compile(r"^[A-Z]+$")
@@ -221,7 +222,8 @@ def _parse_checked(raw: bytes) -> Frame | BadFrame:
 
 
 # hot path: a device repeats a few dozen message parts, so each is checked once.
-#: ``SRC TYPE fields`` of valid frames, less a trailing ``at=`` -> (src, type, fields, control); emptied when full.
+#: ``SRC TYPE fields`` of valid frames, less a trailing round tag and device time -> (src, type, fields, control);
+#: emptied when full.
 _SEEN: dict[bytes, tuple[str, str, tuple[tuple[str, str], ...], bool]] = {}
 _SEEN_MAX = 1024
 
@@ -232,8 +234,12 @@ def _learn(body: bytes, frame: Frame) -> None:
         _SEEN.clear()
     rest = body.split(b" ", 2)[2]
     fields = frame.fields
-    if fields and fields[-1][0] == "at" and (frame.src, frame.type) in TAGGABLE:
-        rest, fields = rest.rpartition(b" at=")[0], fields[:-1]  # the device time is last; without it still valid
+    if (frame.src, frame.type) in TAGGABLE:
+        # the device time is last, the round tag before it; without either the message part is still valid
+        if fields and fields[-1][0] == "at":
+            rest, fields = rest.rpartition(b" at=")[0], fields[:-1]
+        if len(fields) > len(CATALOGUE[(frame.src, frame.type)]) and fields[-1][0] == "round":
+            rest, fields = rest.rpartition(b" round=")[0], fields[:-1]
     _SEEN[rest] = (frame.src, frame.type, fields, frame.type in CONTROL)
 
 
@@ -248,21 +254,32 @@ def _seen(tail: bytes) -> Frame | None:
         return None
     ver, seq_text, rest = words
     known = _SEEN.get(rest)
-    at = None
-    if known is None:  # a device data frame with its device time?
+    at = tag = None
+    if known is None:  # a device data frame with its device time, its round tag, or both?
         head, sep, at_text = rest.rpartition(b" at=")
-        known = _SEEN.get(head) if sep else None
-        if known is None or (known[0], known[1]) not in TAGGABLE or not at_text.isdigit() or len(at_text) > 32:
+        if sep:
+            if not at_text.isdigit() or len(at_text) > 32 or (at_text[0] == 0x30 and len(at_text) > 1):
+                return None
+            at = at_text.decode()
+            known = _SEEN.get(head)
+        if known is None:
+            head, sep, tag_text = head.rpartition(b" round=")
+            if not sep or not _VALUE_BYTES.fullmatch(tag_text):
+                return None
+            known = _SEEN.get(head)
+            if known is None or len(known[2]) != len(CATALOGUE[(known[0], known[1])]):
+                return None  # the part kept has a round tag of its own
+            tag = tag_text.decode()
+        if (known[0], known[1]) not in TAGGABLE:
             return None
-        if at_text[0] == 0x30 and len(at_text) > 1:
-            return None
-        at = at_text.decode()
     if ver != b"1" or not seq_text.isdigit() or (seq_text[0] == 0x30 and len(seq_text) > 1):
         return None
     seq = int(seq_text)
     src, type_, fields, control = known
     if not (seq == 0 if control else 1 <= seq <= 65535):
         return None
+    if tag is not None:
+        fields = (*fields, ("round", tag))
     return Frame(seq, src, type_, fields if at is None else (*fields, ("at", at)))
 
 
