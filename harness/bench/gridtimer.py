@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Generator
+from itertools import accumulate, repeat
 from typing import Any
 
 import simpy
@@ -32,11 +33,9 @@ class _Grid:
         self._extend()
 
     def _extend(self) -> None:
-        points, step = self.points, self.step
-        t = points[-1]
-        for _ in range(_BLOCK):
-            t += step
-            points.append(t)
+        sums = accumulate(repeat(self.step, _BLOCK), initial=self.points[-1])  # t, t + step, (t + step) + step, ...
+        next(sums)  # the last point, already kept
+        self.points.extend(sums)
 
     def first_at_or_after(self, t: float, lowest: int) -> int:
         """The smallest index ``i >= lowest`` whose point is ``>= t`` (``t`` finite)."""
