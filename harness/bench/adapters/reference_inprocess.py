@@ -204,10 +204,13 @@ class InProcessAdapter(GameServerAdapter):
         due = self.engine.next_deadline()
         due = math.inf if due is None else due
         for port in self._ports:
-            if port.line.has_output:
+            line = port.line
+            if line.has_output:
                 due = -math.inf
                 break
-            due = min(due, port.line.next_deadline())
+            deadline = line.next_deadline()
+            if deadline < due:
+                due = deadline
             held = port.transport.next_release()
             if held is not None and held < due:
                 due = held
