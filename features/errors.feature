@@ -91,7 +91,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the supervisor pauses the round
     And 0.8 seconds pass
     And the supervisor resumes the round
-    And 0.3 seconds pass
+    And the round's first close is 0.5 seconds past
     And alice bets 1,000 on three_red
     And 0.5 seconds pass
     And alice tries to bet 1,000 on big

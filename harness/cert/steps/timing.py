@@ -15,7 +15,23 @@ from harness.bench.forge import MissedReport
 from harness.cert.steps.context import CertContext, not_applicable
 from harness.errors import AdapterError
 from harness.wire.protocol.messages import Message, Result, ShakeEnd, ShakeStart, Source
-from simulator.events import BettingClosed, Event, Revealed, ShakeEnded, ShakeStarted
+from simulator.events import BettingClosed, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
+
+
+@when(parsers.parse("the round's first close is {seconds:g} seconds past"))
+def first_close_past(cert: CertContext, seconds: float) -> None:
+    """Let the bench run until ``seconds`` after the close the table's lamp first announced for the current round
+    (the deadline of its first betting-open, before any pause moved it): a time that is after the close whatever the
+    bench's betting period. Fails when the table has not seen the current round open.
+
+    Example: When the round's first close is 0.5 seconds past
+    """
+    rig = cert.running()
+    number = rig.driver.rounds.get(rig.current_round())
+    opened = [e for e in rig.truth if isinstance(e, RoundOpened) and e.round == number]
+    if not opened:
+        raise AssertionError(f"the table has not seen round {rig.current_round() or '(none)'} open")
+    rig.run_for(max(0.0, opened[0].deadline + seconds - rig.now))
 
 
 @when("the reader's read of this round is lost")
