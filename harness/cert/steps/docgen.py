@@ -37,6 +37,11 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
         "`atomicity`)",
         "harness.cert.steps.money",
     ),
+    (
+        "Deadlines: late reports, lost reads, the time a pause gives back (`features/errors.feature`, "
+        "`features/special_handling.feature`, `features/corrections.feature`)",
+        "harness.cert.steps.timing",
+    ),
 )
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 
