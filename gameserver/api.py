@@ -29,7 +29,7 @@ from gameserver.bet_endpoint import BetEndpoint
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
 from gameserver.events import PUBLIC, Event
-from gameserver.http_input import ApiError, authenticate, error, read_json
+from gameserver.http_input import ASCII, ApiError, authenticate, error, read_json
 from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
 from gameserver.model import Rejection
 from gameserver.openapi import openapi_document
@@ -47,7 +47,6 @@ STATUS = {
     "unknown_player": 404,
 }
 _UINT = re.compile(r"^[0-9]{1,18}$")
-_ASCII = re.compile(r"^[ -~]*$")  # printable ASCII: ids and reasons end up in CSV files and logs
 #: WebSocket close codes of a refused ``/v1/stream`` (the reason is the error code).
 WS_CLOSE = {"missing_token": 4401, "invalid_token": 4403}
 
@@ -259,7 +258,7 @@ class Api:
         if extra:
             raise ApiError(422, "invalid_field", f"unknown field {extra[0]!r}")
         reason = data.get("reason", "")
-        if not isinstance(reason, str) or len(reason) > 200 or not _ASCII.match(reason):
+        if not isinstance(reason, str) or len(reason) > 200 or not ASCII.match(reason):
             raise ApiError(422, "invalid_field", "reason must be a string of at most 200 printable ASCII characters")
         command: Callable[[RoundEngine], Any]
         if action == "pause":

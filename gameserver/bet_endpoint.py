@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -24,22 +23,12 @@ from starlette.types import Receive, Scope, Send
 
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
-from gameserver.http_input import ApiError, parse_json, principal, receive_body
+from gameserver.http_input import ASCII, ApiError, integer, parse_json, principal, receive_body
 
 log = logging.getLogger("gameserver.api")
-_ASCII = re.compile(r"^[ -~]*$")  # printable ASCII: ids end up in CSV files and logs
 _FIELDS = frozenset({"client_bet_id", "bet_type", "stake", "round_id"})
 #: the encoding of Starlette's JSONResponse, built once
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
-
-
-def integer(value: Any) -> int | None:
-    """A JSON integer (JSON Schema counts ``100.0`` as one), else None; booleans are not integers."""
-    if type(value) is int:
-        return value
-    if type(value) is float and value.is_integer():
-        return int(value)
-    return None
 
 
 def json_body(content: Any) -> bytes:
@@ -89,7 +78,7 @@ class BetEndpoint:
             raise ApiError(403, "forbidden", "only players place bets")
         data = parse_json(await receive_body(content_length, receive), content_type)
         client_id = data.get("client_bet_id")
-        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not _ASCII.match(client_id):
+        if not isinstance(client_id, str) or not 1 <= len(client_id) <= 64 or not ASCII.match(client_id):
             raise ApiError(422, "invalid_field", "client_bet_id must be a string of 1-64 printable ASCII characters")
         bet_type = data.get("bet_type")
         if not isinstance(bet_type, str):

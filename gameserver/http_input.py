@@ -16,6 +16,7 @@ Contracts (docs/server.md, "API"):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,18 @@ from starlette.responses import JSONResponse
 from starlette.types import Receive
 
 from gameserver.config import Principal
+
+ASCII = re.compile(r"^[ -~]*$")  # printable ASCII: ids and reasons end up in CSV files and logs
+
+
+def integer(value: Any) -> int | None:
+    """A JSON integer (JSON Schema counts ``100.0`` as one), else None; booleans are not integers."""
+    if type(value) is int:
+        return value
+    if type(value) is float and value.is_integer():
+        return int(value)
+    return None
+
 
 MAX_BODY = 16 * 1024
 MAX_DEPTH = 32

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gameserver.http_input import ApiError
+from gameserver.http_input import ApiError, integer
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")  # as the config's player ids
 _TOKEN = re.compile(r"^[!-~]{16,200}$")  # printable ASCII, no space
@@ -43,14 +43,12 @@ def parse_players(data: dict[str, Any], tokens_in_use: set[str]) -> list[tuple[s
         where = f"players[{i}]"
         if not isinstance(entry, dict) or set(entry) != {"id", "token", "balance"}:
             raise ApiError(422, "invalid_field", f"{where} must have exactly id, token and balance")
-        pid, token, balance = entry["id"], entry["token"], entry["balance"]
-        if type(balance) is float and balance.is_integer():  # JSON Schema counts 100.0 as an integer
-            balance = int(balance)
+        pid, token, balance = entry["id"], entry["token"], integer(entry["balance"])
         if not isinstance(pid, str) or not _ID.match(pid):
             raise ApiError(422, "invalid_field", f"{where}.id must be 1-64 of A-Z a-z 0-9 _ . : -")
         if not isinstance(token, str) or not _TOKEN.match(token):
             raise ApiError(422, "invalid_field", f"{where}.token must be 16-200 printable ASCII characters, no space")
-        if type(balance) is not int or not 0 <= balance <= MAX_BALANCE:
+        if balance is None or not 0 <= balance <= MAX_BALANCE:
             raise ApiError(422, "invalid_field", f"{where}.balance must be a whole number from 0 to {MAX_BALANCE}")
         if token in tokens_in_use or any(token == t for _, t, _ in out):
             raise ApiError(409, "token_exists", f"{where}.token is already in use")
