@@ -308,7 +308,8 @@ class Rig(BenchClock):
 
     def server_end(self, rid: str) -> RoundEvent | None:
         """The server's first event that ended round ``rid``, if any yet."""
-        return self._server_rounds.read_ends(self.adapter.round_events()).get(rid)
+        index = self._server_rounds
+        return index.read_ends(self.adapter.round_events_since(index.ends_read)).get(rid)
 
     def table_end(self, rid: str) -> RoundEnded | None:
         """The table's verdict on the simulator round the server calls ``rid``, if any yet."""

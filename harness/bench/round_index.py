@@ -39,12 +39,18 @@ class ServerRounds:
         self._openings_read = len(events)
         return self.opened
 
-    def read_ends(self, events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
-        """Each round's first ending event in ``events`` (the whole log so far), by round id."""
-        for event in events[self._ends_read :]:
+    @property
+    def ends_read(self) -> int:
+        """How many events of the log :meth:`read_ends` has read so far."""
+        return self._ends_read
+
+    def read_ends(self, new: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
+        """Each round's first ending event, by round id, after reading ``new``: the log's events after the first
+        :attr:`ends_read` (``round_events_since(ends_read)``)."""
+        for event in new:
             if event.ends_round:
                 self.ends.setdefault(event.round_id, event)
-        self._ends_read = len(events)
+        self._ends_read += len(new)
         return self.ends
 
 
