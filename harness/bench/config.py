@@ -175,6 +175,8 @@ def parse_bench(raw: object, path: Path) -> Bench:
     line = _line(c, dev.get("line"))
     if kind == "in-process" and transport != "memory":
         raise c.fail("devices.transport", "must be memory when server.kind is in-process", transport)
+    if kind != "in-process" and transport == "memory":  # a server process or URL cannot open in-memory lines
+        raise c.fail("devices.transport", f"must be one of pty, url when server.kind is {kind}", transport)
     t = c.mapping(top.get("timing", {}), "timing", _TIMING)
     values = {k: _seconds(c, t.get(k, d), f"timing.{k}", 0.001, 3600.0) for k, d in _TIMING_DEFAULTS.items()}
     profile = top.get("profile", "certification")

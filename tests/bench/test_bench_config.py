@@ -61,6 +61,14 @@ BASE: dict[str, Any] = {"server": {"kind": "in-process"}, "devices": {"transport
             "bench.yaml: devices.transport: must be memory when server.kind is in-process",
         ),
         ({"devices": {"transport": "memory", "urls": {"bell": "x"}}}, "bench.yaml: devices.urls: must be one of bowl"),
+        (
+            {"server": {"kind": "command"}},
+            "bench.yaml: devices.transport: must be one of pty, url when server.kind is command; got 'memory'",
+        ),
+        (
+            {"server": {"kind": "url", "url": "http://127.0.0.1:1"}},
+            "bench.yaml: devices.transport: must be one of pty, url when server.kind is url; got 'memory'",
+        ),
     ],
 )
 def test_mistakes_name_the_field(tmp_path: Path, change: dict[str, Any], message: str) -> None:
