@@ -16,6 +16,9 @@ from harness.bench.adapters.reference_http import HttpAdapter
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
 from harness.errors import AdapterError
 from harness.records import PlayerSpec
+from harness.wire.dialects.ascii_v1 import AsciiDialect
+from harness.wire.dialects.base import LineSpec
+from harness.wire.protocol.messages import Source
 
 
 def _setup(tmp_path: Path) -> ServerSetup:
@@ -98,6 +101,20 @@ def test_http_adapter_reports_a_missing_program(tmp_path: Path) -> None:
     adapter = HttpAdapter({"command": ["no-such-xocdia-server"]})
     with pytest.raises(AdapterError, match="start_failed: cannot run 'no-such-xocdia-server'"):
         adapter.start(_setup(tmp_path))
+
+
+def test_http_adapter_refuses_a_dialect_the_server_process_does_not_speak(tmp_path: Path) -> None:
+    class Acme(AsciiDialect):  # the ASCII dialect under a name the server does not know
+        name = "acme"
+
+    line = LineSpec("bowl", (Source.BOWL,), "serial", Acme())
+    setup = dataclasses.replace(_setup(tmp_path), devices={"bowl": "/dev/null"}, lines={"bowl": line})
+    with pytest.raises(AdapterError) as err:
+        HttpAdapter({}).start(setup)
+    assert str(err.value) == (
+        "start_failed: devices.dialect: the reference server process speaks xocdia-ascii, xocdia-bus, xocdia-jsonl;"
+        " got 'acme' on line bowl (a lab's dialect certifies on the in-process bench)"
+    )
 
 
 def test_in_process_adapter_refuses_url_devices(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from gameserver.dialects import DIALECTS as SERVER_DIALECTS
 from harness.bench.adapters.base import ServerSetup
 from harness.errors import AdapterError
 
@@ -30,7 +31,15 @@ PUMP_JOIN_S = 2.0  # at stop: how long to wait for an ended process's stdout rea
 def server_config(setup: ServerSetup, tokens: Mapping[str, str], supervisor: str, boss: str) -> dict[str, Any]:
     """The server's config for a bench run: the players with their tokens and opening balances, one supervisor
     (``supervisor`` with token ``boss``), the bench's timings, and each device line's dialect, roles and options
-    (docs/server.md, "Device dialects")."""
+    (docs/server.md, "Device dialects"). Raises ``AdapterError("start_failed")`` naming ``devices.dialect`` and the
+    dialects the server speaks when a line speaks another one (a lab's dialect certifies on the in-process bench)."""
+    for line in setup.lines.values():
+        if line.dialect.name not in SERVER_DIALECTS:
+            raise AdapterError(
+                "start_failed",
+                f"devices.dialect: the reference server process speaks {', '.join(SERVER_DIALECTS)}; got"
+                f" {line.dialect.name!r} on line {line.name} (a lab's dialect certifies on the in-process bench)",
+            )
     config: dict[str, Any] = {
         "engine": {
             "betting_s": setup.betting_s,
