@@ -4,14 +4,19 @@ with the certification suite on the in-process bench as the only killer.
 Contract:
 
 - The working tree is never written to: the tracked and untracked-but-not-ignored files are copied into a temporary
-  folder, and cosmic-ray mutates that copy, one mutant at a time; the suite runs there with ``PYTHONPATH`` (and the
-  ``xocdia_hil_fixtures`` / ``xocdia_hil_features`` data packages) pointing into the copy, which is checked before
-  anything runs. Killing the run leaves at worst a stray temporary folder.
+  folder (``mutation.tree``), and cosmic-ray mutates that copy, one mutant at a time; the suite runs there with
+  ``PYTHONPATH`` (and the ``xocdia_hil_fixtures`` / ``xocdia_hil_features`` data packages) pointing into the copy,
+  which is checked before anything runs. Killing the run leaves at worst a stray temporary folder.
 - Mutants: cosmic-ray's operators on ``--modules`` (default :data:`MODULES`) less the type-confused families of
   :data:`EXCLUDED_OPERATORS`; the equivalent ones (``mutation/equivalents.yaml``) are listed, not run.
-- Each mutant runs the killer (default :data:`KILLER`: the suite, stopping at the first failed scenario, each scenario
-  limited to ``--scenario-timeout`` wall seconds); a killer still running after ``--timeout`` seconds (default: three
-  times the unmutated suite's time, at least 120 s) is stopped and the mutant counts as timed out.
+- The killer, by default: the suite under pytest, stopping at the first failed scenario, each scenario limited to
+  ``--scenario-timeout`` wall seconds, run by ``--jobs`` workers that import the suite once and fork a run per
+  mutant, against only the scenarios whose run covers the mutated statement in the unmutated suite
+  (``mutation.forked``, ``mutation.selection``; ``--no-select`` runs the whole suite for every mutant). A mutant
+  no scenario reaches is a survivor without a run. ``--killer COMMAND`` runs a command instead, in a subprocess per
+  mutant, one at a time, the whole command for each.
+- A run past its limit (``--timeout`` for every mutant; by default three times the seconds its scenarios took in
+  the unmutated suite, plus a start allowance) is stopped and the mutant counts as timed out.
 - ``--sample N --seed S``: N mutants drawn with ``random.Random(S)`` from the runnable ones in source order;
   ``--only REGEX`` keeps only those whose key matches.
 - The report (``--report DIR``, default ``mutation-report/``): ``report.json``, ``report.md`` (rewritten after every
@@ -32,8 +37,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -43,18 +46,15 @@ from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkItem, WorkResult
 
-from mutation import equivalents, report
+from mutation import equivalents, forked, report
+from mutation import tree as trees
 from mutation.mutants import Mutant, describe
+from mutation.pool import WorkerError
+from mutation.selection import SelectionError
 
 #: The server's rules and settlement code: bet types and the paytable, settling a round, the round engine,
 #: corrections of a misread result.
 MODULES = ("gameserver/bets.py", "gameserver/settlement.py", "gameserver/engine.py", "gameserver/corrections.py")
-#: The killer: the certification suite on the in-process bench, run in the copy. ``{python}`` and
-#: ``{scenario_timeout}`` are filled in.
-KILLER = (
-    "{python} -m pytest harness/cert/steps/suite.py -x -q -p no:cacheprovider --bench fixtures/benches/in-process.yaml"
-    " --scenario-timeout {scenario_timeout:g}"
-)
 #: cosmic-ray operator families not generated (regular expressions, matched fully against the operator's name).
 #: Each swaps an operator for one of another type family; on this code (money in integer minor units, times as
 #: floats, None, enum members) the result is a TypeError on the first round or a value no rule is close to, so they
@@ -66,8 +66,6 @@ EXCLUDED_OPERATORS = (
     r"core/ReplaceComparisonOperator_(Lt|LtE|Gt|GtE|Eq|NotEq)_(Is|IsNot)",  # order or equality -> identity
 )
 _EXCLUDED = re.compile("|".join(f"(?:{p})" for p in EXCLUDED_OPERATORS))
-#: The data packages the editable install maps onto the working tree; in the copy they are links to its folders.
-DATA_PACKAGES = {"xocdia_hil_fixtures": "fixtures", "xocdia_hil_features": "features"}
 
 
 class MutateError(Exception):
@@ -78,7 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return run(args)
-    except (MutateError, equivalents.EquivalentsError) as exc:
+    except (
+        MutateError,
+        equivalents.EquivalentsError,
+        trees.TreeError,
+        forked.BaselineError,
+        SelectionError,
+        WorkerError,
+    ) as exc:
         print(f"mutate: {exc}", file=sys.stderr)
         return 2
 
@@ -90,9 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--only", default="", metavar="REGEX", help="run only the mutants whose key matches (re.search)")
     p.add_argument("--report", default="mutation-report", help="folder for the report (default mutation-report)")
     p.add_argument("--modules", nargs="+", default=list(MODULES), help="files to mutate, relative to the repository")
-    p.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default: 3x the unmutated suite)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="workers (default: one per CPU)")
+    p.add_argument("--no-select", action="store_true", help="run the whole suite for every mutant")
+    p.add_argument("--timeout", type=float, default=None, help="seconds per mutant (default: 3x its scenarios' time)")
     p.add_argument("--scenario-timeout", type=float, default=120.0, help="wall seconds per scenario (default 120)")
-    p.add_argument("--killer", default=KILLER, help="the test command run in the copy (default: the suite)")
+    p.add_argument("--killer", default="", metavar="COMMAND", help="a test command instead of the suite")
     p.add_argument("--equivalents", type=Path, default=equivalents.DEFAULT, help="the equivalent mutants' list")
     p.add_argument("--fail-under", type=float, default=0.0, metavar="PCT", help="exit 1 below this score (percent)")
     p.add_argument("--keep", action="store_true", help="keep the copy (its path is printed)")
@@ -102,16 +109,18 @@ def _parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Copy, generate, select, run, report (the module docstring's contract). Returns the exit status."""
     started = time.monotonic()
-    repo = _repo_root()
+    repo = trees.repo_root()
     out = Path(args.report).resolve()
     listed = equivalents.load(args.equivalents.resolve())
-    killer = args.killer.format(python=shlex.quote(sys.executable), scenario_timeout=args.scenario_timeout)
+    if args.jobs < 1:
+        raise MutateError(f"--jobs must be 1 or more; got {args.jobs}")
     tmp = Path(tempfile.mkdtemp(prefix="xocdia-mutate-"))
     tree = tmp / "tree"
     try:
-        copy_tree(repo, tree)
-        with _inside(tree):
-            check_imports(tree)
+        trees.copy_tree(repo, tree)
+        trees.prepare(tree, list(args.modules))
+        with trees.inside(tree):
+            trees.check_imports(tree)
             out.mkdir(parents=True, exist_ok=True)
             session = out / "session.sqlite"
             session.unlink(missing_ok=True)
@@ -124,28 +133,27 @@ def run(args: argparse.Namespace) -> int:
                 for reason in sorted(set(plan.reasons.values())):
                     skipped = [m.job_id for m in plan.skipped if plan.reasons[m.job_id] == reason]
                     db.set_multiple_results(skipped, WorkResult(WorkerOutcome.SKIPPED, output=reason))
-                baseline = run_baseline(killer, args.timeout)
-                timeout = args.timeout or max(120.0, 3 * baseline)
-                header = {
+                header: dict[str, Any] = {
                     "tool": f"cosmic-ray {version('cosmic-ray')}",
-                    "killer": killer.replace(shlex.quote(sys.executable), "python"),
                     "modules": list(args.modules),
                     "sample": {"n": args.sample, "seed": args.seed} if args.sample else None,
                     "generated": len(mutants),
                     "excluded": len(plan.excluded),
                     "runnable": len(plan.runnable),
                     "selected": len(plan.selected),
-                    "timeout_s": timeout,
                     "scenario_timeout_s": args.scenario_timeout,
-                    "baseline_s": round(baseline, 1),
                     "stale_equivalents": listed.stale(mutants),
                 }
-                records = [
+                log = Log(db, header, out, started, len(plan.selected))
+                log.records += [
                     {**m.to_json(), "status": "equivalent", "detail": why, "seconds": 0.0, "diff": ""}
                     for m, why in plan.equivalent
                 ]
-                complete = execute(plan.selected, items, killer, timeout, db, records, header, out, started)
-        result = report.build({**header, "wall_s": time.monotonic() - started, "complete": complete}, records)
+                if args.killer:
+                    complete = _with_command(args, plan, items, log)
+                else:
+                    complete = _with_suite(args, plan, items, log, tree, tmp)
+        result = report.build({**log.header, "wall_s": time.monotonic() - started, "complete": complete}, log.records)
         report.write(out, result)
         return _summary(result, out, args.fail_under)
     finally:
@@ -153,6 +161,88 @@ def run(args: argparse.Namespace) -> int:
             print(f"mutate: the copy is kept in {tree}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _with_suite(
+    args: argparse.Namespace, plan: Plan, items: dict[str, WorkItem], log: Log, tree: Path, tmp: Path
+) -> bool:
+    """The default killer: the suite in forked workers, each mutant against its scenarios."""
+    base = forked.baseline(tree, tmp, args.scenario_timeout, args.timeout)
+    todo = forked.jobs(plan.selected, items, base, args.scenario_timeout, args.timeout, not args.no_select)
+    whole = sum(1 for job in todo if job["scenarios"] is None and job["request"]["run"])
+    unreached = sum(1 for job in todo if not job["request"]["run"])
+    log.header.update(
+        killer=f"python -m pytest {forked.SUITE} {' '.join(forked.options(args.scenario_timeout))}",
+        selection="whole suite" if args.no_select else "the scenarios covering the mutated statement",
+        jobs=args.jobs,
+        baseline_s=round(base.wall_s, 1),
+        whole_suite_mutants=whole,
+        unreached_mutants=unreached,
+        timeout_s=args.timeout,
+    )
+    print(f"mutate: {len(todo)} to run on {args.jobs} workers ({whole} need the whole suite, {unreached} reached by "
+          "no scenario)", flush=True)  # fmt: skip
+    try:
+        forked.run_forked(
+            tree,
+            tmp,
+            args.jobs,
+            base,
+            todo,
+            lambda job, result: log.record(
+                job["mutant"], result, job["seconds"], job["request"]["timeout"], job["scenarios"]
+            ),
+        )
+    except KeyboardInterrupt:
+        print("mutate: interrupted; the report holds the mutants run so far", file=sys.stderr)
+        return False
+    return True
+
+
+def _with_command(args: argparse.Namespace, plan: Plan, items: dict[str, WorkItem], log: Log) -> bool:
+    """``--killer COMMAND``: the command in a subprocess per mutant, one at a time."""
+    killer = args.killer.format(python=shlex.quote(sys.executable), scenario_timeout=args.scenario_timeout)
+    seconds = run_baseline(killer, args.timeout)
+    timeout = args.timeout or max(120.0, 3 * seconds)
+    log.header.update(
+        killer=killer.replace(shlex.quote(sys.executable), "python"), baseline_s=round(seconds, 1), timeout_s=timeout
+    )
+    try:
+        for m in plan.selected:
+            t0 = time.monotonic()
+            result = mutate_and_test(items[m.job_id].mutations, killer, timeout)
+            log.record(m, result, time.monotonic() - t0, timeout, None)
+    except KeyboardInterrupt:
+        print("mutate: interrupted; the report holds the mutants run so far", file=sys.stderr)
+        return False
+    return True
+
+
+class Log:
+    """Where each outcome goes: cosmic-ray's session, the report's records (the report rewritten after each), and
+    a progress line."""
+
+    def __init__(self, db: WorkDB, header: dict[str, Any], out: Path, started: float, total: int) -> None:
+        self.db, self.header, self.out, self.started, self.total = db, header, out, started, total
+        self.records: list[dict[str, Any]] = []
+        self._done = 0
+
+    def record(self, m: Mutant, result: WorkResult, seconds: float, timeout: float, scenarios: int | None) -> None:
+        """Record one mutant's outcome (``seconds`` its run's wall time; ``scenarios`` how many ran, None for the
+        whole suite)."""
+        now = time.monotonic()
+        self._done += 1
+        self.db.set_result(m.job_id, result)
+        status, detail = classify(result, timeout)
+        diff = "\n".join(line for line in (result.diff or "").splitlines() if line != "--- mutation diff ---")
+        record = {**m.to_json(), "status": status, "detail": detail, "seconds": round(seconds, 1), "diff": diff}
+        self.records.append({**record, "scenarios": scenarios})
+        name = m.operator.split("/")[-1]
+        ran = "all" if scenarios is None else str(scenarios)
+        print(f"[{self._done}/{self.total}] {status:<10} {m.path}:{m.line} {name} ({ran} scenarios, {seconds:.0f} s)",
+              flush=True)  # fmt: skip
+        partial = {**self.header, "wall_s": now - self.started, "complete": False}
+        report.write(self.out, report.build(partial, self.records))
 
 
 class Plan:
@@ -199,41 +289,6 @@ def select(mutants: list[Mutant], listed: equivalents.Equivalents, sample: int, 
     return plan
 
 
-def execute(
-    selected: list[Mutant],
-    items: dict[str, WorkItem],
-    killer: str,
-    timeout: float,
-    db: WorkDB,
-    records: list[dict[str, Any]],
-    header: dict[str, Any],
-    out: Path,
-    started: float,
-) -> bool:
-    """Run the killer on each selected mutant (cosmic-ray applies it to the copy and puts the file back after),
-    record its outcome in the session and in ``records``, print a line and rewrite the report. Returns False when
-    interrupted (Ctrl-C): the report then holds the mutants run so far."""
-    try:
-        for i, m in enumerate(selected, 1):
-            t0 = time.monotonic()
-            result = mutate_and_test(items[m.job_id].mutations, killer, timeout)
-            seconds = time.monotonic() - t0
-            db.set_result(m.job_id, result)
-            status, detail = classify(result, timeout)
-            diff = "\n".join(line for line in (result.diff or "").splitlines() if line != "--- mutation diff ---")
-            records.append(
-                {**m.to_json(), "status": status, "detail": detail, "seconds": round(seconds, 1), "diff": diff}
-            )
-            name = m.operator.split("/")[-1]
-            print(f"[{i}/{len(selected)}] {status:<10} {m.path}:{m.line} {name} ({seconds:.0f} s)", flush=True)
-            partial = {**header, "wall_s": time.monotonic() - started, "complete": False}
-            report.write(out, report.build(partial, records))
-    except KeyboardInterrupt:
-        print("mutate: interrupted; the report holds the mutants run so far", file=sys.stderr)
-        return False
-    return True
-
-
 def classify(result: WorkResult, timeout: float) -> tuple[str, str]:
     """A cosmic-ray result as a report status and a one-line detail: ``timed_out`` when the whole killer ran past
     ``timeout`` (cosmic-ray's output is then ``timeout``) or a scenario failed by pytest-timeout; ``killed`` with
@@ -242,7 +297,7 @@ def classify(result: WorkResult, timeout: float) -> tuple[str, str]:
     if result.worker_outcome is not WorkerOutcome.NORMAL or result.test_outcome is TestOutcome.INCOMPETENT:
         return "error", _last_line(output) or str(result.worker_outcome)
     if result.test_outcome is TestOutcome.SURVIVED:
-        return "survived", ""
+        return "survived", forked.NOT_REACHED if output == forked.NOT_REACHED else ""
     if output == "timeout":
         return "timed_out", f"the suite ran past {timeout:g} s and was stopped"
     failed = _first_failure(output)
@@ -282,72 +337,6 @@ def run_baseline(killer: str, timeout: float | None) -> float:
         raise MutateError(f"the unmutated suite fails (exit {done.returncode}); fix that first:\n{tail}")
     print(f"mutate: the unmutated suite passes in {seconds:.0f} s", flush=True)
     return seconds
-
-
-def _repo_root() -> Path:
-    try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, check=True)
-    except (OSError, subprocess.CalledProcessError):
-        raise MutateError("run it inside the repository's git checkout (it copies the files git knows)") from None
-    return Path(top.stdout.strip())
-
-
-def copy_tree(repo: Path, tree: Path) -> None:
-    """Copy the working tree's tracked files and its untracked files that git does not ignore (as they are now,
-    uncommitted edits included) into ``tree``, and link the data packages to their folders there."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=repo,
-        capture_output=True,
-        check=True,
-    ).stdout.decode("utf-8")
-    for name in sorted({n for n in listed.split("\0") if n}):
-        source = repo / name
-        if not source.is_file():
-            continue  # deleted in the working tree, or a submodule
-        target = tree / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target, follow_symlinks=False)
-    for package, folder in DATA_PACKAGES.items():
-        (tree / package).symlink_to(folder, target_is_directory=True)
-
-
-@contextmanager
-def _inside(tree: Path) -> Iterator[None]:
-    """Work in ``tree`` (cosmic-ray's paths are relative, and its test command runs in the current folder) with
-    the environment that makes the suite import the copy; both are put back afterwards."""
-    saved_env = {k: os.environ.get(k) for k in ("PYTHONPATH", "XOCDIA_FEATURES")}
-    saved_cwd = Path.cwd()
-    os.environ["PYTHONPATH"] = str(tree)
-    os.environ["XOCDIA_FEATURES"] = str(tree / "features")
-    os.chdir(tree)
-    try:
-        yield
-    finally:
-        os.chdir(saved_cwd)
-        for key, value in saved_env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
-
-
-def check_imports(tree: Path) -> None:
-    """Check, in a fresh interpreter with the run's environment, that the server, the harness and the data
-    packages come from the copy (the editable install points at the working tree).
-
-    Raises:
-        MutateError: one of them does not.
-    """
-    names = ["gameserver", "harness", "simulator", *DATA_PACKAGES]
-    code = "import importlib, sys\nfor n in sys.argv[1:]:\n    print(importlib.import_module(n).__file__)"
-    done = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, check=False)
-    files = done.stdout.split()
-    if done.returncode != 0 or len(files) != len(names):
-        raise MutateError(f"the copy's packages do not import: {done.stderr.strip()[-500:]}")
-    for name, file in zip(names, files, strict=True):
-        if not Path(file).is_relative_to(tree):
-            raise MutateError(f"{name} is imported from {file}, not from the copy {tree}")
 
 
 def _summary(result: dict[str, Any], out: Path, fail_under: float) -> int:
