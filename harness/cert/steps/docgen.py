@@ -38,8 +38,8 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
         "harness.cert.steps.money",
     ),
     (
-        "Deadlines: late reports, lost reads, the time a pause gives back (`features/errors.feature`, "
-        "`features/special_handling.feature`, `features/corrections.feature`)",
+        "Deadlines: late and lost reports, the time a pause gives back (`features/errors.feature`, "
+        "`features/special_handling.feature`, `features/corrections.feature`, `features/rounds.feature`)",
         "harness.cert.steps.timing",
     ),
 )

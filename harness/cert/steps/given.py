@@ -6,9 +6,11 @@ the first line says what it means, the ``Example:`` line shows it in use.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pytest_bdd import given, parsers
 
-from harness.cert.steps.context import CertContext, amount, faces
+from harness.cert.steps.context import CertContext, amount, faces, not_applicable
 
 
 def _before_start(cert: CertContext, what: str) -> None:
@@ -24,6 +26,28 @@ def player_balance(cert: CertContext, player: str, money: str) -> None:
     """
     _before_start(cert, "player ... has a balance")
     cert.players[player] = amount(money)
+
+
+@given("the server opens rounds on its own timer")
+def server_opens_rounds(cert: CertContext) -> None:
+    """The server opens every round itself, on its own timer (its gap after the round before), and no supervisor
+    asks it to (``server.opens_rounds: server``, docs/benches.md): ``When round <n> opens`` then waits for the server
+    to open the next round. On a bench whose server the harness starts, the harness starts it so; not applicable on
+    a bench attached by URL to a server that waits for the supervisor (who opens rounds there is the server's own
+    configuration).
+
+    Example: Given the server opens rounds on its own timer
+    """
+    _before_start(cert, "the server opens rounds on its own timer")
+    server = cert.bench.server
+    if server.opens_rounds == "server":
+        return
+    if server.kind == "url":
+        not_applicable(
+            f"bench {cert.bench.name} is attached by URL to a server that waits for the supervisor to open rounds "
+            "(server.opens_rounds: harness); the harness cannot make it open rounds itself"
+        )
+    cert.bench = replace(cert.bench, server=replace(server, opens_rounds="server"))
 
 
 @given(parsers.parse("round {n:d} lands {result}"))

@@ -7,15 +7,18 @@ seconds on a real-time bench). Registered by the xocdia pytest plugin (``STEP_MO
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pytest_bdd import parsers, then, when
 
 from harness.bench import forge
 from harness.bench.devices.translate import Report
 from harness.bench.forge import MissedReport
+from harness.bench.rig import Rig
 from harness.cert.steps.context import CertContext, not_applicable
 from harness.errors import AdapterError
-from harness.wire.protocol.messages import Message, Result, ShakeEnd, ShakeStart, Source
-from simulator.events import BettingClosed, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
+from harness.wire.protocol.messages import BowlOff, Message, Result, ShakeEnd, ShakeStart, Source
+from simulator.events import BettingClosed, BowlLifted, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
 
 
 @when(parsers.parse("the round's first close is {seconds:g} seconds past"))
@@ -112,6 +115,24 @@ def shaker_reports_late(cert: CertContext) -> None:
 
     Example: When the shaker's reports of this round reach the server only when betting closes
     """
+    _shaker_late(cert, 0.0)
+
+
+@when(
+    parsers.parse("the shaker's reports of this round reach the server only {seconds:g} seconds after betting closes")
+)
+def shaker_reports_later(cert: CertContext, seconds: float) -> None:
+    """As "the shaker's reports of this round reach the server only when betting closes", but they are sent
+    ``seconds`` after the table sees betting close (within the server's ``reorder_grace_s`` of the close, 0.5 s on
+    the reference server): another line's report made after the close, a console ``PROBLEM``, can reach the server
+    before them. Not applicable on a bench whose devices send no event times or whose table has no shaker.
+
+    Example: When the shaker's reports of this round reach the server only 0.2 seconds after betting closes
+    """
+    _shaker_late(cert, seconds)
+
+
+def _shaker_late(cert: CertContext, delay: float) -> None:
     rig = cert.running()
     if Source.SHAKER not in rig.emulated.hub.roles:
         not_applicable(f"bench {rig.bench.name} has no shaker device")
@@ -128,7 +149,55 @@ def shaker_reports_late(cert: CertContext) -> None:
                 message = ShakeStart() if isinstance(e, ShakeStarted) else ShakeEnd()
                 forge.queue_report(rig, Source.SHAKER, message, tag, forge.device_time(rig, e.t))
 
-    forge.on_table(rig, BettingClosed, send)
+    forge.on_table(rig, BettingClosed, send if delay <= 0 else lambda: _after(rig, delay, send))
+
+
+def _after(rig: Rig, seconds: float, action: Callable[[], None]) -> None:
+    """Run ``action`` once, ``seconds`` bench seconds from now."""
+    rig.env.timeout(seconds).callbacks.append(lambda _event: action())
+
+
+@when("the shaker's END report of this round is lost")
+def shaker_end_lost(cert: CertContext) -> None:
+    """From now on in the current round the shaker's ``END`` reports never reach the server (the dealer finished the
+    shake, the line lost the report): for the server the shake it saw start never ended, so when the bowl is lifted
+    the round has had no complete shake (SH-4a), once the server has waited its ``reorder_grace_s`` for an ``END``
+    that might only be late. Not applicable on a bench whose table has no shaker.
+
+    Example: When the shaker's END report of this round is lost
+    """
+    rig = cert.running()
+    try:
+        forge.miss(rig, Source.SHAKER, ShakeEnd)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+
+
+@when(parsers.parse("the bowl sensor reports the lift of this round only {seconds:g} seconds after the bowl comes off"))
+def lift_reported_late(cert: CertContext, seconds: float) -> None:
+    """From now on in the current round the bowl sensor's ``OFF`` report of each lift is held back and sent on its own
+    line ``seconds`` after the lift, with the device time of the lift: the reader's read of the revealed tokens
+    reaches the server first, and the server must keep it until the lift it follows arrives (within its
+    ``reorder_grace_s``, 0.5 s on the reference server; choose ``seconds`` below it, above the bench's reader
+    latency). Not applicable on a bench whose table has no bowl sensor.
+
+    Example: When the bowl sensor reports the lift of this round only 0.3 seconds after the bowl comes off
+    """
+    rig = cert.running()
+    try:
+        forge.miss(rig, Source.BOWL, BowlOff)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    number = rig.driver.rounds[rig.current_round()]
+
+    def watch(event: Event) -> None:
+        if isinstance(event, BowlLifted) and event.round == number:
+            tag = forge.current_tag(rig)
+            message = BowlOff(event.touched, event.token if event.touched else None)
+            at = forge.device_time(rig, event.t)
+            _after(rig, seconds, lambda: forge.queue_report(rig, Source.BOWL, message, tag, at))
+
+    rig.emulated.watchers.append(watch)
 
 
 @then(parsers.parse("the supervisor's correction of round {n:d} to the faces {text} is refused"))
