@@ -158,3 +158,30 @@ Feature: Special handling at the table (SH-1..SH-5)
     And the server settles round 2 on r r w w
     And alice's bet on two_red returns 2,500
     And the oracle finds no difference
+
+  @clause:SH-4a @clause:ERR-1 @clause:ERR-2
+  Scenario: A shake reported late still counts when a problem pauses the round before its reports arrive
+    Given round 1 lands r r w w
+    And round 2 lands w r w w
+    And in round 2 a problem stops the table after 1.03 s and is solved after 0.3 s
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And the shaker's reports of this round reach the server only 0.2 seconds after betting closes
+    And alice bets 1,000 on one_red
+    And the round is played to the end
+    Then the server settles round 1 on r r w w
+    And the server settles round 2 on w r w w
+    And alice's bet on one_red returns 3,800
+    And the oracle finds no difference
+
+  @clause:SH-4a @clause:GP-2
+  Scenario: A shake whose end the shaker never reports is no complete shake: the lift voids the round
+    Given round 1 lands r r w w
+    When round 1 opens
+    And the shaker's END report of this round is lost
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server voids round 1 under SH-4a
+    And alice's bet on two_red is refund
+    And alice's balance is 10,000
