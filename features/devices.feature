@@ -111,3 +111,17 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     Then the server voids round 1 under SH-4a
     And alice's bet on four_red is refund
     And alice's balance is 10,000
+
+  @clause:PROC-2 @clause:SH-3 @clause:SH-4a
+  Scenario: A lift with no BOWL ON since the lift before the re-shake voids the round
+    Given in round 1 token 2 is left standing after shake 1
+    And in round 1 shake 2 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the dealer has finished shaking
+    And the bowl sensor does not report the bowl put on in this round
+    And the round is played to the end
+    Then the server asks for 1 re-shake in round 1
+    And the server voids round 1 under SH-4a
+    And alice's bet on two_red is refund
+    And alice's balance is 10,000
