@@ -144,6 +144,12 @@ class DeviceHub:
                     self._read(port, now)
                     self._dispatch(port.end.poll(now), now)
                     self._flush(port, now)  # leaves the port dirty: a write may have moved its transport's release
+                    # bytes the read took in but holds back (a paced line: its last byte has not arrived yet) are
+                    # due then; the tick above, taken before the read, does not know them, and a pty's descriptor
+                    # will not wake the service again for bytes already read
+                    held = port.transport.next_release()
+                    if held is not None and (tick is None or held < tick):
+                        tick = held
                 end_due = port.end.next_deadline() if port.connected else None
                 nxt = end_due if tick is None or (end_due is not None and end_due < tick) else tick
                 port.due = nxt
