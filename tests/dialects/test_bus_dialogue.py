@@ -52,8 +52,8 @@ class HarnessMaster:
                 items.append((f.src.value, f.message.TYPE, f.seq, f.round, None if f.at is None else str(f.at)))
         return items, bad
 
-    def lamp(self, now: float) -> None:
-        self.end.send(LampOpen("17", 1000), now)
+    def lamp(self, now: float, round: str = "17") -> None:
+        self.end.send(LampOpen(round, 1000), now)
 
     def tick(self, now: float) -> list[str]:
         return [r.value for r in self.end.tick(now)]
@@ -86,8 +86,8 @@ class ServerMaster:
                 items.append((f.src, f.type, f.seq, f.round_tag, fields.get("at") if f.type != "HELLO" else None))
         return items, bad
 
-    def lamp(self, now: float) -> None:
-        self.line.send("OPEN", (("round", "17"), ("ms", "1000")), now)
+    def lamp(self, now: float, round: str = "17") -> None:
+        self.line.send("OPEN", (("round", round), ("ms", "1000")), now)
 
     def tick(self, now: float) -> list[str]:
         return self.line.tick(now)
@@ -262,6 +262,19 @@ def test_lamp_write_acknowledged_and_retried_never_twice(master: str) -> None:
     ex.run(0.2)
     received = ex.role_events(Received)
     assert [(s, e.frame.message) for s, e in received] == [(Source.LAMP, LampOpen("17", 1000))]
+    assert ex.master.writes_left() == 0
+
+
+def test_the_first_write_of_a_restarted_master_is_acted_on_under_the_same_seq(master: str) -> None:
+    ex = Exchange(master)
+    ex.run(0.2)
+    ex.master.lamp(ex.now)  # OPEN round=17, write seq 1
+    ex.run(0.2)
+    ex.master = MASTERS[master](DEVICES, ex.now)  # killed and restarted: it numbers its writes from 1 again
+    ex.master.lamp(ex.now, round="18")  # write seq 1 again, another command
+    ex.run(0.2)
+    received = [(s, e.frame.message) for s, e in ex.role_events(Received)]
+    assert received == [(Source.LAMP, LampOpen("17", 1000)), (Source.LAMP, LampOpen("18", 1000))]
     assert ex.master.writes_left() == 0
 
 

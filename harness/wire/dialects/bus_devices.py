@@ -61,7 +61,7 @@ class _Unit:
     up: bool = False
     last_rx: float = 0.0
     next_seq: int = 1
-    last_write: int | None = None  # the lamp: seq of the last WRITE acted on
+    last_write: Frame | None = None  # the lamp: the last WRITE acted on (its seq and its command)
 
 
 class BusDeviceEnd(DeviceEnd):
@@ -159,8 +159,10 @@ class BusDeviceEnd(DeviceEnd):
             unit.flight = None
 
     def _answer_write(self, unit: _Unit, frame: Frame) -> None:
-        if frame.seq != unit.last_write:
-            unit.last_write = frame.seq
+        # a repeat is the same write byte for byte; a restarted master numbers its writes from 1 again, so a new
+        # command under the seq of the last one acted on is not a repeat (docs/dialects/xocdia-bus.md §5.3)
+        if frame != unit.last_write:
+            unit.last_write = frame
             self._events.append((unit.role, Received(frame)))
         self._out += CODEC.encode(Frame(0, unit.role, Ack(frame.seq)))
 
