@@ -39,3 +39,62 @@ Feature: Correcting a misread outcome (COR-1)
     And alice's bet on two_red reads: round 1, stake 1,000, win, returned 2,500, settled, outcome r r w w, reds 2, balance 10,000 before and 11,500 after
     And alice's balance is 11,500
     And alice's bet record shows 1 bet
+
+  @clause:COR-1
+  Scenario: Only the last settled round can be corrected, and only to other faces; every other correction is refused
+    Given player alice has a balance of 10,000
+    And round 1 lands r r w w
+    And round 2 lands r r r w
+    And round 3 lands w w w w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on big
+    And the round is played to the end
+    Then the server settles round 2 on r r r w
+    And the server refuses the supervisor's correction of round 1 to r w w w
+    And the server refuses the supervisor's correction of round 2 to r r r w
+    When round 3 opens
+    Then the server refuses the supervisor's correction of round 3 to r r w w
+    And alice's bet on two_red reads: round 1, stake 1,000, win, returned 2,500, settled, outcome r r w w, reds 2, balance 10,000 before and 11,500 after
+    And alice's bet on big reads: round 2, stake 1,000, win, returned 1,960, settled, outcome r r r w, reds 3, balance 11,500 before and 12,460 after
+    And alice's balance is 12,460
+    And alice's bet record shows 2 bets
+
+  @clause:COR-1 @clause:LIM-1
+  Scenario: A correction that would take a balance below zero, by a single minor unit, is refused and changes nothing
+    Given player alice has a balance of 1,999
+    And round 1 lands w w w w
+    And round 2 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on four_white
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on two_red
+    Then alice's balance is 14,999
+    And the server refuses the supervisor's correction of round 1 to r w w w
+    And alice's bet on four_white reads: round 1, stake 1,000, win, returned 15,000, settled, outcome w w w w, reds 0, balance 1,999 before and 15,999 after
+    And alice's balance is 14,999
+    When the round is played to the end
+    Then the server settles round 2 on r r w w
+    And alice's balance is 17,499
+
+  @clause:COR-1 @clause:LIM-1
+  Scenario: A correction that leaves a balance at exactly zero is accepted
+    Given player alice has a balance of 2,000
+    And round 1 lands w w w w
+    And round 2 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on four_white
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on two_red
+    And the supervisor corrects round 1 to r w w w
+    Then alice's bet on four_white is lose
+    And alice's bet on four_white returns 0
+    And alice's balance is 0
+    When the round is played to the end
+    Then the server settles round 2 on r r w w
+    And alice's balance is 2,500
+    And alice's bet record shows 2 bets

@@ -122,6 +122,28 @@ def supervisor_corrects(cert: CertContext, n: int, result: str) -> None:
         raise AssertionError(f"the server refused the correction of round {n}: {exc.code} {exc}") from None
 
 
+@then(parsers.parse("the server refuses the supervisor's correction of round {n:d} to {result}"))
+def correction_of_faces_refused(cert: CertContext, n: int, result: str) -> None:
+    """The supervisor asks the server to correct round n to these faces (four of r/w) and the server refuses,
+    whatever its code (COR-1): round n is not the last settled round (an earlier round, or one still in play), the
+    faces are those round n was already settled on, or the correction would take a balance below zero. Later steps
+    check that nothing changed. Not applicable on an adapter without corrections.
+
+    Example: Then the server refuses the supervisor's correction of round 1 to r r r w
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    sent = faces(result)
+    rig.note("supervisor", "correct", f"round {rid} to {sent}")
+    try:
+        rig.adapter.correct(rid, sent)
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        return
+    raise AssertionError(f"the server accepted the correction of round {n} to {result}")
+
+
 @then(parsers.re(r"(?P<player>\w+)'s retry gets the original confirmation"))
 def retry_confirmed(cert: CertContext, player: str) -> None:
     """The player's latest reply is the confirmation of the first bet sent with that client bet id: accepted, same
