@@ -18,6 +18,7 @@ from pytest_bdd import parsers, then, when
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, not_applicable
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, BetResult, RoundStatus
+from harness.wire.realtime import SelectEnvironment
 
 #: Wall seconds the bench runs between two requests while it waits to kill a server the moment a round ends.
 POLL_S = 0.001
@@ -98,8 +99,14 @@ def killed_at_end(cert: CertContext, n: int) -> None:
     rid = cert.round_id(n)
     if rig.bench.realtime:  # a server process writes on its own clock: ask it as often as a request allows
         deadline = time.monotonic() + rig.bench.timing.step_timeout_s
+        env = rig.env
         while rig.server_end(rid) is None and time.monotonic() < deadline:
-            rig.run_for(POLL_S)
+            # at least POLL_S, and up to the wall clock: each request takes wall time, and a bench that ran
+            # POLL_S per request fell behind the server's clock (the table shook too late for the server's close)
+            until = env.now + POLL_S
+            if isinstance(env, SelectEnvironment):
+                until = max(until, env.wall_to_sim(env.clock()))
+            env.run(until=until)
     rig.run_until(lambda: rig.server_end(rid) is not None, f"the server to end round {n}")
     _restart(cert, adapter)
 
