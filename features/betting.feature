@@ -14,3 +14,33 @@ Feature: Betting period
     And alice's bet record shows 1 bet
     And alice's balance is 12,800
     And the oracle finds no difference
+
+  @clause:BET-1
+  Scenario: A bet on a type the game does not have is refused and changes nothing
+    Given player alice has a balance of 10,000
+    And round 1 lands r r r w
+    When round 1 opens
+    And alice tries to bet 1,000 on seven_red, a bet the game does not have
+    Then alice's bet is refused
+    And alice's balance is 10,000
+    When alice bets 1,000 on big
+    And the round is played to the end
+    Then alice's bet record shows 1 bet
+    And alice's bet on big returns 1,960
+    And alice's balance is 10,960
+    And the oracle finds no difference
+
+  @gli:C.6.4 @clause:GP-3
+  Scenario: A bet sent the moment betting closes, or between two rounds, is refused and changes nothing
+    Given player alice has a balance of 10,000
+    And round 1 lands r w w w
+    When round 1 opens
+    And alice bets 1,000 on one_red
+    And alice tries to bet 1,000 on big the moment betting closes
+    Then alice's bet is refused
+    When the round is played to the end
+    And alice tries to bet 1,000 on small
+    Then alice's bet is refused
+    And alice's bet record shows 1 bet
+    And alice's balance is 12,800
+    And the oracle finds no difference

@@ -41,3 +41,26 @@ Feature: Idempotent bets (IDEM-1, IDEM-2)
     Then the server settles round 2 on r r r r
     And alice's bet record shows 1 bet
     And alice's balance is 10,000
+
+  @clause:IDEM-1
+  Scenario: The same bet id with another bet type or another stake is refused every time and changes nothing
+    Given player alice has a balance of 10,000
+    And round 1 lands w w w r
+    When round 1 opens
+    And alice bets 1,000 on small
+    And alice sends that bet id again with 1,000 on big
+    Then alice's bet is refused
+    When alice sends that bet id again with 1,000 on two_red
+    Then alice's bet is refused
+    When alice sends that bet id again with 2,000 on small
+    Then alice's bet is refused
+    When alice sends that bet id again with 100 on small
+    Then alice's bet is refused
+    And alice's balance is 9,000
+    When alice sends that bet again
+    Then alice's retry gets the original confirmation
+    When the round is played to the end
+    Then alice's bet record shows 1 bet
+    And alice's bet on small returns 1,960
+    And alice's balance is 10,960
+    And the oracle finds no difference

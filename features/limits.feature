@@ -22,6 +22,22 @@ Feature: Betting limits (LIM-1..LIM-4)
     And alice's balance is 1,960
     And the oracle finds no difference
 
+  @clause:LIM-1
+  Scenario: A player whose balance is 0 has a wallet, and any stake of theirs is refused
+    Given player alice has a balance of 0
+    And player bob has a balance of 1,000
+    And round 1 lands r r w w
+    When round 1 opens
+    And alice tries to bet 100 on even
+    Then alice's bet is refused
+    When bob bets 1,000 on even
+    And the round is played to the end
+    Then alice's bet record shows 0 bets
+    And alice's balance is 0
+    And bob's bet on even returns 1,960
+    And bob's balance is 1,960
+    And the oracle finds no difference
+
   @clause:LIM-2
   Scenario: A stake that is not a whole number of chips is refused and changes nothing
     Given player alice has a balance of 10,000

@@ -6,10 +6,17 @@ The first When step starts the bench (server, devices, players). Waits are bound
 
 from __future__ import annotations
 
+import math
+import time
+
 from pytest_bdd import parsers, when
 
-from harness.cert.steps.context import CertContext, amount, bet_name, not_applicable
+from harness.cert.steps.context import BET_NAMES, CertContext, amount, bet_name, not_applicable
+from harness.records import RoundEventKind
 from simulator.events import BettingClosed, ShakeEnded
+
+#: Bench seconds run at a time while a real-time bench waits out a betting period of wall time.
+POLL_S = 0.01
 
 
 @when(parsers.parse("round {n:d} opens"))
@@ -62,6 +69,45 @@ def player_tries(cert: CertContext, player: str, money: str, bet: str) -> None:
     Example: When alice tries to bet 100 on small
     """
     cert.replies.append(cert.running().bet(player, bet_name(bet), amount(money)))
+
+
+@when(parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+) the moment betting closes"))
+def player_tries_at_close(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The bench runs to the end of the current round's betting period (the server's opening of the round plus the
+    bench's ``betting_s``), then the player sends this bet: the betting period has ended (GP-3), so it must be
+    refused. Where the server's clock is the bench's (in-process, virtual time) the bet leaves at exactly the close,
+    before the server has run anything due then; elsewhere a whole betting period of wall time after this step
+    starts, so after the server's close.
+
+    Example: When alice tries to bet 1,000 on big the moment betting closes
+    """
+    rig = cert.running()
+    rid = rig.current_round()
+    opened = [e for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.OPENED]
+    assert opened, f"the server has not reported round {rid} open"
+    betting_s = rig.bench.timing.betting_s
+    if rig.adapter.clock_is_sim_time:  # the server's own time stamp is bench time: exactly at the close
+        closes_at = opened[0].at + betting_s
+        assert rig.now <= closes_at, f"betting was due to close at {closes_at:g}, the bench is at {rig.now:g} already"
+        while rig.now < closes_at:  # never an ulp before it
+            rig.env.run(until=max(closes_at, math.nextafter(rig.now, math.inf)))
+    else:  # a whole betting period of wall time from now, so after the server's close
+        deadline = time.monotonic() + betting_s
+        while time.monotonic() < deadline:
+            rig.run_for(POLL_S)
+    cert.replies.append(rig.bet(player, bet_name(bet), amount(money)))
+
+
+@when(parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+), a bet the game does not have"))
+def player_tries_unknown_bet(cert: CertContext, player: str, money: str, bet: str) -> None:
+    """The player sends a bet on a bet type that is none of the game's ten (PAY-1..PAY-10), named as it stands; a
+    Then step checks the answer (BET-1). Fails if ``bet`` is one of the game's bet types.
+
+    Example: When alice tries to bet 1,000 on seven_red, a bet the game does not have
+    """
+    if bet in BET_NAMES:
+        raise ValueError(f"{bet!r} is one of the game's bet types; name one it does not have")
+    cert.replies.append(cert.running().bet(player, bet, amount(money)))
 
 
 @when(
