@@ -44,3 +44,23 @@ Feature: Betting period
     And alice's bet record shows 1 bet
     And alice's balance is 12,800
     And the oracle finds no difference
+
+  @clause:GP-3
+  Scenario: A bet naming the round taking bets is accepted; one naming an earlier or a later round is refused
+    Given player alice has a balance of 10,000
+    And round 1 lands r r w w
+    And round 2 lands r r r w
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And alice tries to bet 1,000 on big naming round 1
+    Then alice's bet is refused
+    When alice tries to bet 1,000 on big naming the round after it
+    Then alice's bet is refused
+    And alice's balance is 10,000
+    When alice bets 1,000 on big naming round 2
+    And the round is played to the end
+    Then alice's bet record shows 1 bet
+    And alice's bet on big returns 1,960
+    And alice's balance is 10,960
+    And the oracle finds no difference

@@ -265,13 +265,20 @@ class Rig(BenchClock):
                 return line.name
         return device.lower()
 
-    def bet(self, player: str, bet_type: str, stake: int, *, lose_reply: bool = False) -> BetReply:
-        """Send one bet now (recorded with whether the table had closed betting). Raises AdapterError only
-        when the server cannot be reached."""
+    def bet(
+        self, player: str, bet_type: str, stake: int, *, lose_reply: bool = False, round_id: str | None = None
+    ) -> BetReply:
+        """Send one bet now (recorded with whether the table had closed betting); ``round_id``: the bet names that
+        round (:meth:`~harness.bench.adapters.base.GameServerAdapter.place_bet_for_round`). Raises AdapterError only
+        when the server cannot be reached (``not_supported`` when the adapter cannot name a round)."""
         client_id = f"{player}-{len(self.sent) + 1}"
         closed_rounds = self._closed_at_table()
-        self.note(player, "bet", f"{bet_type} {stake}{' (reply lost)' if lose_reply else ''}")
-        reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
+        named = "" if round_id is None else f" naming round {round_id}"
+        self.note(player, "bet", f"{bet_type} {stake}{named}{' (reply lost)' if lose_reply else ''}")
+        if round_id is None:
+            reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
+        else:
+            reply = self.adapter.place_bet_for_round(player, client_id, bet_type, stake, round_id)
         # Judged for the round the server put the bet in: was betting already closed at the table for that
         # round when the bet left? (A round the table has not seen open yet cannot have been closed there.)
         sim = self.driver.rounds.get(reply.round_id) if reply.round_id else None

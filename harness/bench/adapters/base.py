@@ -112,6 +112,15 @@ class GameServerAdapter(ABC):
         is sent, so the player never sees the answer (the reply then has ``confirmed=False``). Rejections are
         replies, not exceptions; AdapterError only when the server cannot be reached."""
 
+    def place_bet_for_round(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: str
+    ) -> BetReply:
+        """Optional: a bet that names the round it is for (``round_id``, as the server's round events name rounds);
+        the server takes it only when that round is the one taking bets. Rejections are replies, as for
+        :meth:`place_bet`. Default: ``AdapterError("not_supported")``, which a scenario reports as not applicable on
+        the bench (a server whose bets name no round)."""
+        raise AdapterError("not_supported", f"{type(self).__name__} cannot send a bet that names its round")
+
     @abstractmethod
     def supervise(self, action: str, reason: str = "") -> None:
         """A supervisor action: ``open`` (a round), ``pause``, ``resume``, ``cancel``. Raises AdapterError with

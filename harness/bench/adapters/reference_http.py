@@ -223,10 +223,22 @@ class HttpAdapter(GameServerAdapter):
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
     ) -> BetReply:
+        return self._place(
+            player_id, {"client_bet_id": client_bet_id, "bet_type": bet_type, "stake": stake}, lose_reply
+        )
+
+    def place_bet_for_round(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: str
+    ) -> BetReply:
+        """``POST /v1/bets`` with the optional ``round_id`` field (docs/server.md)."""
+        body = {"client_bet_id": client_bet_id, "bet_type": bet_type, "stake": stake, "round_id": int(round_id)}
+        return self._place(player_id, body, False)
+
+    def _place(self, player_id: str, body: dict[str, Any], lose_reply: bool) -> BetReply:
+        client_bet_id, bet_type, stake = body["client_bet_id"], body["bet_type"], body["stake"]
         if player_id not in self._streams:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
         base = BetReply(player_id, client_bet_id, bet_type, stake, accepted=False, confirmed=not lose_reply)
-        body = {"client_bet_id": client_bet_id, "bet_type": bet_type, "stake": stake}
         if lose_reply:
             self._send_and_drop(player_id, body)
             self.disconnect(player_id)

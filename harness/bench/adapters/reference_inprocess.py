@@ -306,12 +306,23 @@ class InProcessAdapter(GameServerAdapter):
     def place_bet(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, *, lose_reply: bool = False
     ) -> BetReply:
+        return self._place(player_id, client_bet_id, bet_type, stake, None, lose_reply)
+
+    def place_bet_for_round(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: str
+    ) -> BetReply:
+        """The engine's ``place_bet`` with ``round_id`` (an integer, as the bet endpoint's ``round_id`` field)."""
+        return self._place(player_id, client_bet_id, bet_type, stake, int(round_id), False)
+
+    def _place(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: int | None, lose_reply: bool
+    ) -> BetReply:
         self._require_up()
         if player_id not in self._connected:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
         confirmed = not lose_reply
         try:
-            ack, _replayed = self.engine.place_bet(player_id, client_bet_id, bet_type, stake)
+            ack, _replayed = self.engine.place_bet(player_id, client_bet_id, bet_type, stake, round_id)
         except Rejection as exc:
             self._flush()
             return BetReply(player_id, client_bet_id, bet_type, stake, False, confirmed, code=exc.code)

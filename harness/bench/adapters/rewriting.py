@@ -128,6 +128,12 @@ class RewritingAdapter(GameServerAdapter):
         reply = self.inner.place_bet(player_id, client_bet_id, bet_type, stake, lose_reply=lose_reply)
         return reply if self.replies is None else self.replies(reply)
 
+    def place_bet_for_round(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: str
+    ) -> BetReply:
+        reply = self.inner.place_bet_for_round(player_id, client_bet_id, bet_type, stake, round_id)
+        return reply if self.replies is None else self.replies(reply)
+
     def round_events(self) -> list[RoundEvent]:
         events = self.inner.round_events()
         if self.events is None:

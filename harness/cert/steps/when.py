@@ -12,7 +12,8 @@ import time
 from pytest_bdd import parsers, when
 
 from harness.cert.steps.context import BET_NAMES, CertContext, amount, bet_name, not_applicable
-from harness.records import RoundEventKind
+from harness.errors import AdapterError
+from harness.records import BetReply, RoundEventKind
 from simulator.events import BettingClosed, ShakeEnded
 
 #: Bench seconds run at a time while a real-time bench waits out a betting period of wall time.
@@ -69,6 +70,56 @@ def player_tries(cert: CertContext, player: str, money: str, bet: str) -> None:
     Example: When alice tries to bet 100 on small
     """
     cert.replies.append(cert.running().bet(player, bet_name(bet), amount(money)))
+
+
+def _named_bet(cert: CertContext, player: str, money: str, bet: str, which: str) -> BetReply:
+    """Send the bet naming a round: ``round <n>`` (the n-th this scenario opened) or ``the round after it`` (the id
+    after the current round's, where the server numbers its rounds). Not applicable on an adapter without
+    ``place_bet_for_round`` or, for the round after it, a server whose round ids are not numbers."""
+    rig = cert.running()
+    if which == "the round after it":
+        current = rig.current_round()
+        if not current.isdigit():
+            not_applicable(f"the server's round ids are not numbers ({current!r}): no round after it can be named")
+        rid = str(int(current) + 1)
+    else:
+        rid = cert.round_id(int(which.removeprefix("round ")))
+    try:
+        return rig.bet(player, bet_name(bet), amount(money), round_id=rid)
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        raise
+
+
+@when(parsers.re(r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+) naming (?P<which>round \d+)"))
+def player_bets_naming(cert: CertContext, player: str, money: str, bet: str, which: str) -> None:
+    """The player bets this stake on a bet type, naming the round the bet is for (the n-th round this scenario
+    opened); the step fails unless the server confirms it. Not applicable on an adapter whose bets name no round
+    (``place_bet_for_round``, docs/adapters.md).
+
+    Example: When alice bets 1,000 on big naming round 2
+    """
+    reply = _named_bet(cert, player, money, bet, which)
+    cert.replies.append(reply)
+    if not reply.accepted:
+        raise AssertionError(f"{player}'s bet of {money} on {bet} naming {which} was rejected: {reply.code}")
+
+
+@when(
+    parsers.re(
+        r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+) naming (?P<which>round \d+|the round after it)"
+    )
+)
+def player_tries_naming(cert: CertContext, player: str, money: str, bet: str, which: str) -> None:
+    """The player sends a bet naming the round it is for: ``round <n>`` (the n-th round this scenario opened) or
+    ``the round after it`` (the round after the one in play, not open yet); a Then step checks the answer. Not
+    applicable on an adapter whose bets name no round, or (the round after it) whose server's round ids are not
+    numbers.
+
+    Example: When alice tries to bet 1,000 on big naming round 1
+    """
+    cert.replies.append(_named_bet(cert, player, money, bet, which))
 
 
 @when(parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+) the moment betting closes"))
