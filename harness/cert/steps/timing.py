@@ -17,6 +17,7 @@ from harness.bench.forge import MissedReport
 from harness.bench.rig import Rig
 from harness.cert.steps.context import CertContext, not_applicable
 from harness.errors import AdapterError
+from harness.records import RoundEventKind
 from harness.wire.protocol.messages import BowlOff, Message, Result, ShakeEnd, ShakeStart, Source
 from simulator.events import BettingClosed, BowlLifted, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
 
@@ -198,6 +199,94 @@ def lift_reported_late(cert: CertContext, seconds: float) -> None:
             _after(rig, seconds, lambda: forge.queue_report(rig, Source.BOWL, message, tag, at))
 
     rig.emulated.watchers.append(watch)
+
+
+@when(parsers.parse("the shaker reports a shake that starts {seconds:g} seconds after betting closes"))
+def shake_after_close(cert: CertContext, seconds: float) -> None:
+    """``seconds`` after the table sees betting close in the current round, the shaker reports on its own line a shake
+    (``START``, then ``END``) with the device time of that moment: a dealer who shakes only once betting is over, which
+    is no shake of the betting period (GP-2, SH-4a), however soon after the close its reports arrive. Script the round
+    with "the dealer forgets to shake" (the table's own shake is the one after the close). Not applicable on a bench
+    whose devices send no event times (protocol 1.2 ``at``) or whose table has no shaker.
+
+    Example: When the shaker reports a shake that starts 0.02 seconds after betting closes
+    """
+    _shaker_after_close(cert, seconds, (ShakeStart(), ShakeEnd()))
+
+
+@when(parsers.parse("the shaker reports a shake start {seconds:g} seconds after betting closes and never its end"))
+def shake_start_after_close(cert: CertContext, seconds: float) -> None:
+    """``seconds`` after the table sees betting close in the current round, the shaker reports on its own line a
+    ``START`` with the device time of that moment, and never an ``END``: a stray start once the round's shake is over
+    (the dealer nudged the shaker before lifting the bowl). The bowl is lifted as usual; the server may wait a while
+    for an ``END`` that never comes, but the outcome is the one revealed by the lift (GP-3). Not applicable on a bench
+    whose devices send no event times (protocol 1.2 ``at``) or whose table has no shaker.
+
+    Example: When the shaker reports a shake start 0.02 seconds after betting closes and never its end
+    """
+    _shaker_after_close(cert, seconds, (ShakeStart(),))
+
+
+def _shaker_after_close(cert: CertContext, seconds: float, messages: tuple[Message, ...]) -> None:
+    rig = cert.running()
+    if Source.SHAKER not in rig.emulated.hub.roles:
+        not_applicable(f"bench {rig.bench.name} has no shaker device")
+    if forge.device_time(rig) is None:
+        not_applicable(f"the devices of bench {rig.bench.name} send no event times (protocol 1.2 at)")
+
+    def send() -> None:
+        tag, at = forge.current_tag(rig), forge.device_time(rig)
+        for message in messages:
+            forge.queue_report(rig, Source.SHAKER, message, tag, at)
+
+    forge.on_table(rig, BettingClosed, lambda: _after(rig, seconds, send))
+
+
+@when("the bowl sensor's report of the lift of this round is lost")
+def lift_report_lost(cert: CertContext) -> None:
+    """From now on in the current round the bowl sensor's ``OFF`` reports never reach the server (the dealer lifted
+    the bowl, the line lost the report): the server must decide the round on what else it knows, by its own
+    deadlines. Not applicable on a bench whose table has no bowl sensor.
+
+    Example: When the bowl sensor's report of the lift of this round is lost
+    """
+    rig = cert.running()
+    try:
+        forge.miss(rig, Source.BOWL, BowlOff)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+
+
+#: How late after its round gap a server that opens rounds itself may open the next one: its own timer's latency,
+#: not a second wait (the bench's service steps are 5 ms apart; a real-time server wakes within milliseconds).
+GAP_LATE_S = 0.25
+
+
+@then(parsers.parse("the server opened round {m:d} its round gap after it ended round {n:d}"))
+def opened_after_gap(cert: CertContext, m: int, n: int) -> None:
+    """On the server's own clock (its round events' time stamps), round m opened the round gap the bench configured
+    the server with (``timing.round_gap_s``) after round n ended: never sooner (a server that opens rounds on its own
+    timer leaves the players that gap to see the outcome and their settlement before it takes bets again) and at most
+    0.25 s later (its timer, not another event, opens the round). Not applicable on a bench attached by URL (the
+    harness does not configure that server's gap).
+
+    Example: Then the server opened round 2 its round gap after it ended round 1
+    """
+    rig = cert.running()
+    if rig.bench.server.kind == "url":
+        not_applicable(f"bench {rig.bench.name} is attached by URL: the harness does not set that server's round gap")
+    ended = rig.server_end(cert.round_id(n))
+    if ended is None:
+        raise AssertionError(f"the server has not ended round {n}")
+    rid = cert.round_id(m)
+    opened = [e for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.OPENED]
+    if not opened:
+        raise AssertionError(f"the server has not opened round {m}")
+    gap = rig.bench.timing.round_gap_s
+    waited = opened[0].at - ended.at
+    assert gap - 1e-9 <= waited <= gap + GAP_LATE_S, (
+        f"round {m} opened {waited:.6f} s after round {n} ended; the server's round gap is {gap} s"
+    )
 
 
 @then(parsers.parse("the supervisor's correction of round {n:d} to the faces {text} is refused"))
