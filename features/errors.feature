@@ -136,3 +136,33 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the server settles round 1 on w r r w
     And alice's bet on two_red returns 2,500
     And the oracle finds no difference
+
+  @clause:ERR-1 @clause:GP-3
+  Scenario: A read that reaches the server within its time to reveal settles the round without a pause
+    Given round 1 lands r w r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's read of this round is lost
+    And the round's first close is 4.5 seconds past
+    And the reader reads the tokens of this round again
+    And the round is played to the end
+    Then the server settles round 1 on r w r w
+    And alice's bet on two_red returns 2,500
+    And alice's balance is 11,500
+    And the oracle finds no difference
+
+  @clause:ERR-1 @clause:ERR-2
+  Scenario: A pause early in betting gives back nearly all of it: a bet well after the first close is taken
+    Given round 1 lands r r r w
+    When round 1 opens
+    And 0.1 seconds pass
+    And the supervisor pauses the round
+    And 0.8 seconds pass
+    And the supervisor resumes the round
+    And the round's first close is 0.5 seconds past
+    And alice bets 1,000 on three_red
+    And the round is played to the end
+    Then the server settles round 1 on r r r w
+    And alice's bet on three_red returns 3,800
+    And alice's balance is 12,800
+    And the oracle finds no difference

@@ -1,8 +1,8 @@
 Feature: Round after round, whatever order the table's reports arrive in (GP-1..GP-3)
   The table plays one round after another, and each device reports on its own line, so the server hears of the
   table's facts in whatever order the lines deliver them. A server that opens rounds on its own timer must open the
-  next one whenever its clock looks after the gap, and a read that reaches the server before the lift it follows
-  must still settle the round.
+  next one when its gap is over, whenever its clock looks after it, neither before nor long after, and a read that
+  reaches the server before the lift it follows must still settle the round.
 
   Background:
     Given player alice has a balance of 10,000
@@ -25,6 +25,8 @@ Feature: Round after round, whatever order the table's reports arrive in (GP-1..
     Then the server settles round 1 on r r w w
     And the server settles round 2 on r w w w
     And the server settles round 3 on r r r r
+    And the server opened round 2 its round gap after it ended round 1
+    And the server opened round 3 its round gap after it ended round 2
     And alice's balance is 21,300
     And the oracle finds no difference
 

@@ -185,3 +185,62 @@ Feature: Special handling at the table (SH-1..SH-5)
     Then the server voids round 1 under SH-4a
     And alice's bet on two_red is refund
     And alice's balance is 10,000
+
+  @clause:SH-4a
+  Scenario: The dealer forgot to shake and the report of the lift is lost: the round is void all the same
+    Given round 1 lands r r w w
+    And in round 2 the dealer forgets to shake
+    When round 1 opens
+    And the round is played to the end
+    And 5 seconds pass
+    And round 2 opens
+    And alice bets 1,000 on odd
+    And the bowl sensor's report of the lift of this round is lost
+    And the round is played to the end
+    Then the server settles round 1 on r r w w
+    And the server voids round 2 under SH-4a
+    And alice's bet on odd is refund
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-4b
+  Scenario: A lift before betting ends whose report reaches the server after the close still voids the round
+    Given round 1 lands r r w w
+    And in round 1 the bowl is lifted before betting closes
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's read of this round is lost
+    And the bowl sensor reports the lift of this round only 0.4 seconds after the bowl comes off
+    And the round is played to the end
+    Then the server voids round 1 under SH-4b
+    And alice's bet on two_red is refund
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:SH-4a @clause:GP-2
+  Scenario: A shake started only after betting closed is no shake of the betting period: the round is void
+    Given round 1 lands r r w w
+    And in round 2 the dealer forgets to shake
+    When round 1 opens
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on odd
+    And the shaker reports a shake that starts 0.02 seconds after betting closes
+    And the round is played to the end
+    Then the server settles round 1 on r r w w
+    And the server voids round 2 under SH-4a
+    And alice's bet on odd is refund
+    And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:GP-3
+  Scenario: A stray shake start after the close keeps the lift waiting, then the round settles on the read
+    Given round 1 lands w w r r
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the shaker reports a shake start 0.02 seconds after betting closes and never its end
+    And the round is played to the end
+    Then the server settles round 1 on w w r r
+    And alice's bet on two_red returns 2,500
+    And alice's balance is 11,500
+    And the oracle finds no difference
