@@ -73,18 +73,27 @@ def baseline(tree: Path, work: Path, scenario_timeout: float, timeout: float | N
     argv += ["-m", "pytest", SUITE, *options(scenario_timeout), "-p", "mutation.covplugin"]
     env = {**os.environ, "XOCDIA_MUTATE_BASELINE": str(record), "PYTHONDONTWRITEBYTECODE": "1"}
     print("mutate: the unmutated suite first, under coverage ...", flush=True)
+    wall = run_unmutated(argv, timeout, env)
+    seconds = json.loads(record.read_text(encoding="utf-8"))["seconds"]
+    print(f"mutate: the unmutated suite passes: {len(seconds)} scenarios in {wall:.0f} s", flush=True)
+    return Baseline(seconds, record, Coverage(data, tree), wall)
+
+
+def run_unmutated(argv: list[str], timeout: float | None, env: dict[str, str] | None = None) -> float:
+    """Run the unmutated killer ``argv``; returns its wall seconds.
+
+    Raises:
+        BaselineError: it failed (every mutant would look killed) or ran past ``timeout``.
+    """
     started = time.monotonic()
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
     except subprocess.TimeoutExpired:
         raise BaselineError(f"the unmutated suite ran past --timeout {timeout:g} s") from None
-    wall = time.monotonic() - started
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
         raise BaselineError(f"the unmutated suite fails (exit {done.returncode}); fix that first:\n{tail}")
-    seconds = json.loads(record.read_text(encoding="utf-8"))["seconds"]
-    print(f"mutate: the unmutated suite passes: {len(seconds)} scenarios in {wall:.0f} s", flush=True)
-    return Baseline(seconds, record, Coverage(data, tree), wall)
+    return time.monotonic() - started
 
 
 def jobs(

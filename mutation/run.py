@@ -33,7 +33,6 @@ import random
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -320,21 +319,13 @@ def _last_line(output: str) -> str:
 
 
 def run_baseline(killer: str, timeout: float | None) -> float:
-    """Run the killer on the unmutated copy; returns its wall seconds.
+    """Run the ``--killer`` command on the unmutated copy; returns its wall seconds.
 
     Raises:
-        MutateError: it failed (every mutant would look killed) or ran past ``timeout``.
+        forked.BaselineError: it failed (every mutant would look killed) or ran past ``timeout``.
     """
     print("mutate: the unmutated suite first ...", flush=True)
-    t0 = time.monotonic()
-    try:
-        done = subprocess.run(shlex.split(killer), capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise MutateError(f"the unmutated suite ran past --timeout {timeout:g} s") from None
-    seconds = time.monotonic() - t0
-    if done.returncode != 0:
-        tail = "\n".join((done.stdout + done.stderr).splitlines()[-15:])
-        raise MutateError(f"the unmutated suite fails (exit {done.returncode}); fix that first:\n{tail}")
+    seconds = forked.run_unmutated(shlex.split(killer), timeout)
     print(f"mutate: the unmutated suite passes in {seconds:.0f} s", flush=True)
     return seconds
 
