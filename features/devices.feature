@@ -60,6 +60,22 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     And alice's balance is 9,000
     And the oracle finds no difference
 
+  @clause:DEV-2 @gli:4.18.5
+  Scenario: An earlier round's result sent again untagged between two rounds decides nothing
+    Given round 1 lands r r r r
+    And round 2 lands w w w w
+    When round 1 opens
+    And the round is played to the end
+    And the reader sends round 1's result again untagged before the next round opens
+    And round 2 opens
+    And alice bets 1,000 on four_white
+    And the round is played to the end
+    Then the server settles round 1 on r r r r
+    And the server settles round 2 on w w w w
+    And alice's bet on four_white returns 15,000
+    And alice's balance is 24,000
+    And the oracle finds no difference
+
   @clause:DEV-3 @gli:C.6.8
   Scenario Outline: Noise on the <device> line changes neither the outcome nor the money, and is counted
     Given round 1 lands r w r w
@@ -87,6 +103,22 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     And the round is played to the end
     Then the server cancels round 1 and refunds every bet
     And alice's balance is 10,000
+
+  @clause:PROC-1 @clause:ERR-1 @clause:ERR-3 @gli:4.18.4
+  Scenario Outline: The reads reach the server <late> s before the report of the lift: the contradicting one still pauses the round
+    Given in round 1 the tokens overlap and land r r r w
+    When round 1 opens
+    And alice bets 1,000 on one_red
+    And the bowl sensor reports the lift of this round only <late> seconds after the bowl comes off
+    And the reader reads the overlapping tokens again as w w w r before they are spread
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+
+    Examples:
+      | late |
+      | 0.1  |
+      | 0.3  |
 
   @clause:PROC-1 @clause:ERR-1 @clause:ERR-2 @gli:4.18.4
   Scenario: Once the supervisor resumes, a read that agrees with the faces seen settles the round
@@ -125,3 +157,26 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     And the server voids round 1 under SH-4a
     And alice's bet on two_red is refund
     And alice's balance is 10,000
+
+  @clause:SH-3 @clause:ERR-1 @clause:ERR-2
+  Scenario: The server counts the re-shakes itself: past the cap it pauses with no report from the console, and the count starts again at the resume
+    Given in round 1 token 1 is left standing after shake 1
+    And in round 1 token 1 is left standing after shake 2
+    And in round 1 token 1 is left standing after shake 3
+    And in round 1 token 1 is left standing after shake 4
+    And in round 1 token 1 is left standing after shake 5
+    And in round 1 token 1 is left standing after shake 6
+    And in round 1 token 1 is left standing after shake 7
+    And in round 1 token 1 is left standing after shake 8
+    And in round 1 shake 9 lands r r w w
+    And in round 1 the supervisor needs 0.3 s to clear the re-shake cap
+    When round 1 opens
+    And alice bets 2,000 on two_red
+    And the console's problem reports of this round are lost
+    And the round is played to the end
+    Then the server asks for 8 re-shakes in round 1
+    And the server pauses round 1 after its re-shakes 4 and 8
+    And the server settles round 1 on r r w w
+    And alice's bet on two_red returns 5,000
+    And alice's balance is 13,000
+    And the oracle finds no difference

@@ -265,6 +265,40 @@ def bowl_never_on(cert: CertContext) -> None:
         not_applicable(str(exc))
 
 
+@when("the console's problem reports of this round are lost")
+def console_problem_lost(cert: CertContext) -> None:
+    """From now on in the current round the console's ``PROBLEM`` reports never reach the server (its ``RESOLVED``
+    reports still do): when the table stops because it needs more re-shakes than the cap allows (ERR-1), the server
+    hears of it only by counting the re-shakes itself. Not applicable on a bench whose table has no console.
+
+    Example: When the console's problem reports of this round are lost
+    """
+    rig = cert.running()
+    try:
+        forge.miss(rig, Source.CONSOLE, Problem)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+
+
+@when(parsers.parse("the reader sends round {k:d}'s result again untagged before the next round opens"))
+def replay_between_rounds(cert: CertContext, k: int) -> None:
+    """The reader sends its read of round k again, without a round tag and with a fresh sequence number, now, while
+    no round is in play (after round k ended, before the next one opens), and the step waits 0.2 s for it to reach
+    the server (DEV-2: a line's refused frame when no round is in play).
+
+    Example: When the reader sends round 1's result again untagged before the next round opens
+    """
+    rig = _rig(cert)
+    read = _earlier_read(cert, rig, k)
+    if rig.server_end(cert.round_id(k)) is None:
+        raise AssertionError(f"round {k} has not ended: play it to the end first")
+    try:
+        forge.queue_report(rig, Source.READER, Result(read.faces, False), None, forge.device_time(rig, read.t))
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    rig.run_for(0.2)
+
+
 @when(parsers.parse("the server pauses round {n:d}"))
 def server_pauses(cert: CertContext, n: int) -> None:
     """Wait until the server has paused round n (ERR-1), whatever paused it; fails if it ends the round first or
@@ -282,6 +316,26 @@ def server_pauses(cert: CertContext, n: int) -> None:
     rig.run_until(paused, f"the server to pause round {n}")
     end = rig.server_end(rid)
     assert end is None, f"the server ended round {n} ({end.kind} {end.clause}) instead of pausing it"
+
+
+@then(parsers.parse("the server pauses round {n:d} after its re-shakes {which}"))
+def paused_after(cert: CertContext, n: int, which: str) -> None:
+    """The server paused round n exactly once after each of these re-shakes (counted from the round's first, in the
+    order of its round events: a pause that follows the k-th re-shake and no later one), and at no other time.
+
+    Example: Then the server pauses round 1 after its re-shakes 4 and 8
+    """
+    want = [int(k) for k in which.replace(" and ", ",").split(",") if k.strip()]
+    rid = cert.round_id(n)
+    count, got = 0, []
+    for e in cert.running().adapter.round_events():
+        if e.round_id != rid:
+            continue
+        if e.kind == RoundEventKind.RESHAKE:
+            count += 1
+        elif e.kind == RoundEventKind.PAUSED:
+            got.append(count)
+    assert got == want, f"round {n}: expected pauses after re-shakes {want}, server paused after {got}"
 
 
 @then(parsers.parse("the server counted the noise and its event log grew by at most {most:d} entries"))
