@@ -170,6 +170,14 @@ class InMemoryLedger:
         self._bets: dict[int, BetRow] = {}
 
     def append(self, events: Sequence[Event]) -> None:
+        """Store ``events`` in order. Raises ValueError, storing nothing, when their ``seq`` do not strictly increase
+        from the last stored one (the log's order: the SQLite ledger's primary key refuses a repeated ``seq`` alike,
+        and ``events(after=...)`` pages by it)."""
+        last = self._events[-1].seq if self._events else 0
+        for event in events:
+            if event.seq <= last:
+                raise ValueError(f"append of events {events[0].seq}..{events[-1].seq}: seq {event.seq} after {last}")
+            last = event.seq
         for event in events:
             self._apply(event)
             self._events.append(event)
