@@ -14,6 +14,7 @@ import pytest
 
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
+from harness.errors import AdapterError
 from harness.judge.oracle import Verdict
 from harness.records import BetRecordRow, BetReply
 
@@ -133,3 +134,22 @@ class CertContext:
             out["oracle verdict"] = f"could not be computed: {exc}"
         out.update(rig.adapter.evidence())
         return out
+
+
+def expect_refused_correction(cert: CertContext, n: int, sent: str) -> None:
+    """The supervisor asks the server to correct round ``n`` to ``sent`` (sent as it is, unchecked); returns when
+    the server refuses, whatever its code. Ends the scenario as not applicable on an adapter without corrections.
+
+    Raises:
+        AssertionError: the server accepted the correction.
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    rig.note("supervisor", "correct", f"round {rid} to {sent!r}")
+    try:
+        rig.adapter.correct(rid, sent)
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        return
+    raise AssertionError(f"the server accepted the correction of round {n} to {sent!r}")

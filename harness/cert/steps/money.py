@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_bdd import parsers, then, when
 
-from harness.cert.steps.context import CertContext, amount, bet_name, faces, not_applicable
+from harness.cert.steps.context import CertContext, amount, bet_name, expect_refused_correction, faces, not_applicable
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, BetResult, RoundStatus
 from harness.wire.realtime import SelectEnvironment
@@ -138,17 +138,7 @@ def correction_of_faces_refused(cert: CertContext, n: int, result: str) -> None:
 
     Example: Then the server refuses the supervisor's correction of round 1 to r r r w
     """
-    rig = cert.running()
-    rid = cert.round_id(n)
-    sent = faces(result)
-    rig.note("supervisor", "correct", f"round {rid} to {sent}")
-    try:
-        rig.adapter.correct(rid, sent)
-    except AdapterError as exc:
-        if exc.code == "not_supported":
-            not_applicable(str(exc))
-        return
-    raise AssertionError(f"the server accepted the correction of round {n} to {result}")
+    expect_refused_correction(cert, n, faces(result))
 
 
 @then(parsers.re(r"(?P<player>\w+)'s retry gets the original confirmation"))

@@ -15,8 +15,7 @@ from harness.bench import forge
 from harness.bench.devices.translate import Report
 from harness.bench.forge import MissedReport
 from harness.bench.rig import Rig
-from harness.cert.steps.context import CertContext, not_applicable
-from harness.errors import AdapterError
+from harness.cert.steps.context import CertContext, expect_refused_correction, not_applicable
 from harness.records import RoundEventKind
 from harness.wire.protocol.messages import BowlOff, Message, Result, ShakeEnd, ShakeStart, Source
 from simulator.events import BettingClosed, BowlLifted, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
@@ -298,14 +297,4 @@ def correction_refused(cert: CertContext, n: int, text: str) -> None:
 
     Example: Then the supervisor's correction of round 1 to the faces r r r is refused
     """
-    rig = cert.running()
-    rid = cert.round_id(n)
-    sent = "".join(text.upper().split())
-    rig.note("supervisor", "correct", f"round {rid} to {sent!r}")
-    try:
-        rig.adapter.correct(rid, sent)
-    except AdapterError as exc:
-        if exc.code == "not_supported":
-            not_applicable(str(exc))
-        return
-    raise AssertionError(f"the server accepted the correction of round {n} to {sent!r}")
+    expect_refused_correction(cert, n, "".join(text.upper().split()))
