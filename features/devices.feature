@@ -180,3 +180,16 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     And alice's bet on two_red returns 5,000
     And alice's balance is 13,000
     And the oracle finds no difference
+
+  @clause:GP-3 @clause:EQ-3
+  Scenario: The bowl is reported back on right after the reveal, before the reader's read reaches the server: the round settles on the read
+    Given round 1 lands r r w r
+    When round 1 opens
+    And alice bets 1,000 on three_red
+    And the reader's reads of this round reach the server only 0.2 seconds after it makes them
+    And the bowl sensor reports the bowl put back on right after the lift
+    And the round is played to the end
+    Then the server settles round 1 on r r w r
+    And alice's bet on three_red returns 3,800
+    And alice's balance is 12,800
+    And the oracle finds no difference

@@ -299,6 +299,48 @@ def replay_between_rounds(cert: CertContext, k: int) -> None:
     rig.run_for(0.2)
 
 
+@when(parsers.parse("the reader's reads of this round reach the server only {seconds:g} seconds after it makes them"))
+def reads_late(cert: CertContext, seconds: float) -> None:
+    """From now on in the current round the reader's ``RESULT`` reports are held back and sent on its own line
+    ``seconds`` after the table revealed the tokens, with the device time of the reveal (a camera slow to report):
+    the reports of other lines made meanwhile reach the server first. Not applicable on a bench whose table has no
+    reader device.
+
+    Example: When the reader's reads of this round reach the server only 0.2 seconds after it makes them
+    """
+    rig = cert.running()
+    try:
+        forge.miss(rig, Source.READER, Result)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    number = rig.driver.rounds[rig.current_round()]
+
+    def watch(event: Event) -> None:
+        if isinstance(event, Revealed) and event.round == number:
+            message = Result(event.faces, event.overlap)
+            tag, at = forge.current_tag(rig), forge.device_time(rig, event.t)
+            send = lambda _e: forge.queue_report(rig, Source.READER, message, tag, at)  # noqa: E731
+            rig.env.timeout(seconds).callbacks.append(send)
+
+    rig.emulated.watchers.append(watch)
+
+
+@when("the bowl sensor reports the bowl put back on right after the lift")
+def bowl_back_on(cert: CertContext) -> None:
+    """Right after the table's bowl sensor reports the next lift of the bowl in the current round, it reports the
+    bowl put on the plate again (``BOWL ON``), on its own line: the dealer covers the plate once the tokens are
+    revealed. The reveal has happened; a read of it still decides the round.
+
+    Example: When the bowl sensor reports the bowl put back on right after the lift
+    """
+    rig = _rig(cert)
+    if Source.BOWL not in rig.emulated.hub.roles:
+        not_applicable(f"bench {rig.bench.name} has no bowl sensor")
+    forge.at_lift(
+        rig, lambda: forge.queue_report(rig, Source.BOWL, BowlOn(), forge.current_tag(rig), forge.device_time(rig))
+    )
+
+
 @when(parsers.parse("the server pauses round {n:d}"))
 def server_pauses(cert: CertContext, n: int) -> None:
     """Wait until the server has paused round n (ERR-1), whatever paused it; fails if it ends the round first or
