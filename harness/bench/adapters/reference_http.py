@@ -69,6 +69,7 @@ class HttpAdapter(GameServerAdapter):
         self._stacks: dict[str, contextlib.ExitStack] = {}
         self._events: list[RoundEvent] = []
         self._after = 0
+        self._read_rows = 0  # entries of the event log read so far
         self._trace: Path | None = None
         self._attached = False  # started with ``url``: between start and stop, up by definition
         self._ids: dict[str, str] = {}  # scenario player id -> server id, for players it created (attached)
@@ -303,6 +304,7 @@ class HttpAdapter(GameServerAdapter):
             if status != 200:
                 raise AdapterError(code_of(data), "cannot read the event log")
             rows = data["events"]
+            self._read_rows += len(rows)
             for raw in rows:
                 self._after = max(self._after, int(raw["seq"]))
                 event = round_event(raw)
@@ -335,10 +337,11 @@ class HttpAdapter(GameServerAdapter):
         return int(refused) + sum(int(n) for n in counted)
 
     def event_log_size(self) -> int:
-        """The sequence number of the last entry of the server's event log (``/v1/events``) read so far, after
-        reading the new ones: its growth is the number of entries added."""
-        self.round_events()
-        return self._after
+        """How many entries of the server's event log (``/v1/events``) this adapter has read, after reading the new
+        ones: its growth is the number of entries added (counted, not taken from the sequence numbers, which need
+        only increase)."""
+        self._read_events()
+        return self._read_rows
 
     def evidence(self) -> dict[str, str]:
         out: dict[str, str] = {}
