@@ -12,11 +12,13 @@ from typing import Any, NoReturn
 
 import pytest
 
+from harness.bench import forge
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
 from harness.errors import AdapterError
 from harness.judge.oracle import Verdict
 from harness.records import BetRecordRow, BetReply
+from harness.wire.protocol.messages import Message, Source
 
 #: How a scenario's skip reason starts when the bench cannot run it; the clause matrix lists it as not applicable.
 NOT_APPLICABLE = "not applicable on this bench: "
@@ -153,3 +155,12 @@ def expect_refused_correction(cert: CertContext, n: int, sent: str) -> None:
             not_applicable(str(exc))
         return
     raise AssertionError(f"the server accepted the correction of round {n} to {sent!r}")
+
+
+def lose_reports(rig: Rig, source: Source, kind: type[Message]) -> None:
+    """From now on in the round the rig opened last, ``source``'s ``kind`` reports never reach the server
+    (:func:`harness.bench.forge.miss`). Ends the scenario as not applicable on a bench that cannot drop them."""
+    try:
+        forge.miss(rig, source, kind)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))

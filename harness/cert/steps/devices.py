@@ -23,7 +23,7 @@ from pytest_bdd import parsers, then, when
 
 from harness.bench import forge
 from harness.bench.rig import BenchTimeout, Rig
-from harness.cert.steps.context import CertContext, faces, not_applicable
+from harness.cert.steps.context import CertContext, faces, lose_reports, not_applicable
 from harness.records import RoundEventKind
 from harness.wire.protocol.messages import (
     BowlOff,
@@ -259,10 +259,7 @@ def bowl_never_on(cert: CertContext) -> None:
     Example: When the bowl sensor does not report the bowl put on in this round
     """
     rig = _rig(cert)
-    try:
-        forge.miss(rig, Source.BOWL, BowlOn)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.BOWL, BowlOn)
 
 
 @when("the console's problem reports of this round are lost")
@@ -274,10 +271,7 @@ def console_problem_lost(cert: CertContext) -> None:
     Example: When the console's problem reports of this round are lost
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.CONSOLE, Problem)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.CONSOLE, Problem)
 
 
 @when(parsers.parse("the reader sends round {k:d}'s result again untagged before the next round opens"))
@@ -309,10 +303,7 @@ def reads_late(cert: CertContext, seconds: float) -> None:
     Example: When the reader's reads of this round reach the server only 0.2 seconds after it makes them
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.READER, Result)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.READER, Result)
     number = rig.driver.rounds[rig.current_round()]
 
     def watch(event: Event) -> None:

@@ -15,7 +15,7 @@ from harness.bench import forge
 from harness.bench.devices.translate import Report
 from harness.bench.forge import MissedReport
 from harness.bench.rig import Rig
-from harness.cert.steps.context import CertContext, expect_refused_correction, not_applicable
+from harness.cert.steps.context import CertContext, expect_refused_correction, lose_reports, not_applicable
 from harness.records import RoundEventKind
 from harness.wire.protocol.messages import BowlOff, Message, Result, ShakeEnd, ShakeStart, Source
 from simulator.events import BettingClosed, BowlLifted, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
@@ -46,10 +46,7 @@ def reader_read_lost(cert: CertContext) -> None:
     Example: When the reader's read of this round is lost
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.READER, Result)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.READER, Result)
 
 
 class _DecidingReadMissed(MissedReport):
@@ -167,10 +164,7 @@ def shaker_end_lost(cert: CertContext) -> None:
     Example: When the shaker's END report of this round is lost
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.SHAKER, ShakeEnd)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.SHAKER, ShakeEnd)
 
 
 @when(parsers.parse("the bowl sensor reports the lift of this round only {seconds:g} seconds after the bowl comes off"))
@@ -184,10 +178,7 @@ def lift_reported_late(cert: CertContext, seconds: float) -> None:
     Example: When the bowl sensor reports the lift of this round only 0.3 seconds after the bowl comes off
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.BOWL, BowlOff)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.BOWL, BowlOff)
     number = rig.driver.rounds[rig.current_round()]
 
     def watch(event: Event) -> None:
@@ -250,10 +241,7 @@ def lift_report_lost(cert: CertContext) -> None:
     Example: When the bowl sensor's report of the lift of this round is lost
     """
     rig = cert.running()
-    try:
-        forge.miss(rig, Source.BOWL, BowlOff)
-    except forge.CannotForge as exc:
-        not_applicable(str(exc))
+    lose_reports(rig, Source.BOWL, BowlOff)
 
 
 #: How late after its round gap a server that opens rounds itself may open the next one: its own timer's latency,
