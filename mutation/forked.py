@@ -62,14 +62,21 @@ def options(scenario_timeout: float) -> list[str]:
     return OPTIONS.format(scenario_timeout=scenario_timeout).split()
 
 
-def baseline(tree: Path, work: Path, scenario_timeout: float, timeout: float | None) -> Baseline:
-    """Run the unmutated suite in ``tree`` (the current folder, :func:`mutation.tree.inside`) under coverage.
+def packages(modules: list[str]) -> list[str]:
+    """The top-level packages (or modules) the mutated ``modules`` (paths relative to the tree) belong to: what the
+    baseline measures and what the workers never import before a forked run."""
+    return sorted({Path(m).parts[0].removesuffix(".py") for m in modules})
+
+
+def baseline(tree: Path, work: Path, modules: list[str], scenario_timeout: float, timeout: float | None) -> Baseline:
+    """Run the unmutated suite in ``tree`` (the current folder, :func:`mutation.tree.inside`) under coverage of the
+    ``modules``' packages.
 
     Raises:
-        BaselineError: it failed, ran past ``timeout``, or coverage saw nothing of the server.
+        BaselineError: it failed or ran past ``timeout``.
     """
     data, record = work / "coverage.data", work / "baseline.json"
-    argv = [sys.executable, "-m", "coverage", "run", f"--data-file={data}", "--source=gameserver"]
+    argv = [sys.executable, "-m", "coverage", "run", f"--data-file={data}", f"--source={','.join(packages(modules))}"]
     argv += ["-m", "pytest", SUITE, *options(scenario_timeout), "-p", "mutation.covplugin"]
     env = {**os.environ, "XOCDIA_MUTATE_BASELINE": str(record), "PYTHONDONTWRITEBYTECODE": "1"}
     print("mutate: the unmutated suite first, under coverage ...", flush=True)
@@ -136,7 +143,7 @@ def result_of(reply: dict[str, Any]) -> WorkResult:
     if outcome == "not_run":
         return WorkResult(WorkerOutcome.NORMAL, NOT_REACHED, TestOutcome.SURVIVED, diff)
     tested = TestOutcome.SURVIVED if outcome == "survived" else TestOutcome.KILLED
-    return WorkResult(WorkerOutcome.NORMAL, "timeout" if outcome == "timeout" else output, tested, diff)
+    return WorkResult(WorkerOutcome.NORMAL, output, tested, diff)
 
 
 def run_forked(
@@ -151,6 +158,6 @@ def run_forked(
     copies = [tree] + [work / f"tree{i}" for i in range(1, max(1, count))]
     for copy in copies[1:]:
         trees.clone(tree, copy)
-    blocked = sorted({Path(job["mutant"].path).parts[0].removesuffix(".py") for job in todo})
+    blocked = packages([job["mutant"].path for job in todo])
     with Workers(copies, base.modules_file, blocked) as workers:
         workers.run(todo, lambda job, reply: done({**job, "seconds": reply.get("seconds", 0.0)}, result_of(reply)))

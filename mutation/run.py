@@ -166,7 +166,7 @@ def _with_suite(
     args: argparse.Namespace, plan: Plan, items: dict[str, WorkItem], log: Log, tree: Path, tmp: Path
 ) -> bool:
     """The default killer: the suite in forked workers, each mutant against its scenarios."""
-    base = forked.baseline(tree, tmp, args.scenario_timeout, args.timeout)
+    base = forked.baseline(tree, tmp, list(args.modules), args.scenario_timeout, args.timeout)
     todo = forked.jobs(plan.selected, items, base, args.scenario_timeout, args.timeout, not args.no_select)
     whole = sum(1 for job in todo if job["scenarios"] is None and job["request"]["run"])
     unreached = sum(1 for job in todo if not job["request"]["run"])

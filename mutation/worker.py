@@ -132,21 +132,18 @@ def serve(request: dict[str, Any]) -> dict[str, Any]:
         with use_mutation(path, operator, request["occurrence"]) as (before, after):
             if after is None:
                 return {"outcome": "no_test", "output": "", "diff": ""}
-            if request.get("run", True):
-                status, output = run_pytest(list(request["args"]), float(request["timeout"]))
-            else:
-                status, output = 0, ""
+            lines = difflib.unified_diff(
+                before.split("\n"), after.split("\n"), fromfile=f"a/{path}", tofile=f"b/{path}", lineterm=""
+            )
+            diff = "\n".join(lines)
+            if not request.get("run", True):
+                return {"outcome": "not_run", "output": "", "diff": diff}
+            status, output = run_pytest(list(request["args"]), float(request["timeout"]))
     except Exception:
         return {"outcome": "error", "output": traceback.format_exc(), "diff": ""}
-    diff = "\n".join(
-        difflib.unified_diff(
-            before.split("\n"), after.split("\n"), fromfile=f"a/{path}", tofile=f"b/{path}", lineterm=""
-        )
-    )
-    outcome = "timeout" if status is None else "survived" if status == 0 else "killed"
-    if not request.get("run", True):
-        outcome = "not_run"
-    return {"outcome": outcome, "output": "timeout" if status is None else output, "diff": diff}
+    if status is None:
+        return {"outcome": "timeout", "output": "timeout", "diff": diff}
+    return {"outcome": "survived" if status == 0 else "killed", "output": output, "diff": diff}
 
 
 def main(argv: list[str] | None = None) -> int:
