@@ -4,11 +4,11 @@ otherwise) until something holds, on a fixed grid of slices, and the error a wai
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappush
+from heapq import heappop, heappush
 
 import simpy
 from simpy.core import StopSimulation
-from simpy.events import URGENT
+from simpy.events import URGENT, EventPriority
 
 from harness.bench.config import Bench
 from harness.errors import XocdiaError
@@ -82,12 +82,25 @@ def run_to(env: simpy.Environment, until: float) -> None:
     at = now + (float(until) - now)
     eid = next(env._eid)  # the id SimPy's stop event would take
     queue = env._queue
-    step = env.step
     try:
         while queue:
-            t, priority, order, _ = queue[0]
+            t, priority, order, event = queue[0]
             if t < at or (t == at and (priority < URGENT or (priority == URGENT and order < eid))):
-                step()
+                # hot path: ``env.step()`` inlined (pop, run the callbacks, crash on an undefused failure)
+                heappop(queue)
+                env._now = t
+                callbacks, event.callbacks = event.callbacks, None
+                try:
+                    for callback in callbacks:
+                        callback(event)
+                except StopSimulation:  # a stop event of an interrupted ``env.run``: as ``env.step`` leaves it
+                    event.callbacks = callbacks[callbacks.index(callback) + 1 :]
+                    env.schedule(event, EventPriority(-1))
+                    raise
+                if not event._ok and not hasattr(event, "_defused"):
+                    exc = type(event._value)(*event._value.args)
+                    exc.__cause__ = event._value
+                    raise exc
             else:
                 break
     except BaseException:

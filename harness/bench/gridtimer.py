@@ -59,10 +59,15 @@ AHEAD_OF_TIMEOUTS = 0.5
 
 
 class _At(simpy.Event):
-    """A timeout with a chosen priority (SimPy's own :class:`simpy.Timeout` is always NORMAL)."""
+    """A timeout with a chosen priority (SimPy's own :class:`simpy.Timeout` is always NORMAL), already triggered,
+    whose processing calls ``callback``."""
 
-    def __init__(self, env: simpy.Environment, delay: float, priority: float) -> None:
-        super().__init__(env)
+    def __init__(
+        self, env: simpy.Environment, delay: float, priority: float, callback: Callable[[simpy.Event], None]
+    ) -> None:
+        # hot path: Event.__init__ inlined, as SimPy's own Timeout does
+        self.env = env
+        self.callbacks = [callback]
         self._ok = True
         self._value = None
         env.schedule(self, priority, delay)  # type: ignore[arg-type]
@@ -110,6 +115,14 @@ class GridTimer:
 
     def arm_at(self, t: float) -> None:
         """Fire at the first grid point at or after ``t`` that has not fired yet (``t <= now``: the next one)."""
+        grid = self._grid
+        if grid is None or not self._running or t == math.inf:
+            return
+        armed = self._armed
+        if armed != -1:
+            now = self.env._now  # hot path: SimPy's clock without its property
+            if grid.points[armed - grid.base] <= (t if t > now else now):
+                return  # a point at or before the one asked for is armed already: it fires first
         self._arm(t, after=False)
 
     def arm_after(self, t: float) -> None:
@@ -126,37 +139,36 @@ class GridTimer:
         armed = self._armed
         if armed != -1 and grid.points[armed - grid.base] <= (t if t > now else now):
             return  # a point at or before the one asked for is armed already: it fires first
-        index = grid.first_at_or_after(max(t, now), self._fired + 1)
+        index = grid.first_at_or_after(t if t > now else now, self._fired + 1)
         if after and grid.point(index) == t:
             index = grid.first_at_or_after(t, index + 1)
-        if self._armed != -1 and self._armed <= index:
+        if armed != -1 and armed <= index:
             return
         self._armed = index
-        now = float(self.env.now)
-        if index - 1 > self._fired and grid.point(index - 1) > now:
+        before = grid.point(index - 1) if index - 1 > self._fired else now
+        if before > now:
             # The polling loop creates a point's timeout at the point before it: so does this timer, so that the
             # firing keeps its place among other events due at the very same time (SimPy runs those in the order
             # they were scheduled).
-            self._pending = self._timeout_at(grid.point(index - 1), self._on_point_before)
+            self._pending = self._timeout_at(before, now, self._on_point_before)
         else:
-            self._pending = self._timeout_at(grid.point(index), self._on_timeout)
+            self._pending = self._timeout_at(grid.point(index), now, self._on_timeout)
 
-    def _timeout_at(self, target: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
-        """A timeout whose time is ``target`` exactly (SimPy dates it ``now + delay``)."""
-        now = float(self.env.now)
+    def _timeout_at(
+        self, target: float, now: float, callback: Callable[[simpy.Event], None]
+    ) -> simpy.Event:
+        """A timeout whose time is ``target`` exactly (SimPy dates it ``now + delay``; ``now`` is ``env.now``)."""
         delay = target - now
         while now + delay < target:
             delay = math.nextafter(delay, math.inf)
         while now + delay > target:
             delay = math.nextafter(delay, -math.inf)
-        event = _At(self.env, delay, self.priority)
-        event.callbacks.append(callback)
-        return event
+        return _At(self.env, delay, self.priority, callback)
 
     def _on_point_before(self, event: simpy.Event) -> None:
         if event is not self._pending or not self._running or self._grid is None:
             return
-        self._pending = self._timeout_at(self._grid.point(self._armed), self._on_timeout)
+        self._pending = self._timeout_at(self._grid.point(self._armed), float(self.env.now), self._on_timeout)
 
     def _on_timeout(self, event: simpy.Event) -> None:
         if event is not self._pending or not self._running:

@@ -18,6 +18,7 @@ _KINDS = {
     "round_voided": RoundEventKind.VOID,
     "round_cancelled": RoundEventKind.CANCELLED,
 }
+ROUND_KINDS = frozenset(_KINDS)  # the server's event kinds that are round events (all others map to None)
 
 
 def round_event(raw: Mapping[str, Any]) -> RoundEvent | None:

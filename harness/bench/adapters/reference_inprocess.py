@@ -29,7 +29,7 @@ import simpy
 
 from gameserver.device_clock import DeviceClock
 from gameserver.engine import RoundEngine
-from gameserver.events import ReportKind, TableReport
+from gameserver.events import EventKind, ReportKind, TableReport
 from gameserver.gateway import lamp_command, timed_report
 from gameserver.ledger import InMemoryLedger
 from gameserver.model import EngineConfig, Rejection
@@ -37,7 +37,7 @@ from gameserver.players import Sessions, bet_record
 from gameserver.protocol import BadFrame, Frame, encode
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
-from harness.bench.adapters.reference_events import bet_row, round_event
+from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
@@ -46,6 +46,9 @@ from harness.wire.transports.base import Transport, TransportClosed
 __all__ = ["EARLY_S", "SERVICE_S", "InProcessAdapter", "ServerPort"]
 
 SERVICE_S = 0.005  # sim seconds between two grid points of the line service
+# The engine's event kinds that can be round events (``reference_events.ROUND_KINDS``); every kind that calls for a
+# lamp command (``gateway.lamp_command``) is one of them.
+_ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -179,21 +182,26 @@ class InProcessAdapter(GameServerAdapter):
         """One service step: read and decode every line that is not idle (:meth:`ServerPort.idle`: servicing it would
         change nothing), run the links' and the engine's timers, record the engine's events, write what the links
         want written; then arm the next step."""
-        for port in self._ports:
+        ports = self._ports
+        for port in ports:
             if not port.idle(now):
                 self._service(port, now)
         self.engine.tick()
         self._flush(arm=False)
-        for port in self._ports:
-            self._write(port)
+        for port in ports:
+            out = port.line.take_output()  # hot path: :meth:`_write` inlined
+            if out:
+                with contextlib.suppress(TransportClosed):
+                    port.transport.write(out)
         self._lines_written(now)
         self._arm()
 
     def _on_input(self, port: ServerPort) -> None:
         """Bytes arrived on ``port``'s line (called by its transport): service it at the next grid point."""
         port.dirty = True
-        if self._up and self._timer is not None and self._env is not None:
-            self._timer.arm_at(float(self._env.now))
+        timer = self._timer
+        if self._up and timer is not None and self._env is not None:
+            timer.arm_at(self._env._now)  # hot path: SimPy's clock without its property
 
     def _arm(self) -> None:
         """Arm the next service step for the earliest deadline (early by :data:`EARLY_S`: a step with nothing
@@ -202,7 +210,8 @@ class InProcessAdapter(GameServerAdapter):
         if not self._up or timer is None or self._env is None:
             return
         due = self.engine.next_deadline()
-        due = math.inf if due is None else due
+        if due is None:
+            due = math.inf
         for port in self._ports:
             line = port.line
             if line.has_output:
@@ -270,6 +279,8 @@ class InProcessAdapter(GameServerAdapter):
         self._logged += len(events)
         now = float(self._env.now) if self._env is not None else 0.0
         for event in events:
+            if event.kind not in _ROUND_KINDS:
+                continue  # hot path: no round event and no lamp command for wallets, bets, corrections...
             normal = round_event(event.to_json())
             if normal is not None:
                 self._events.append(normal)
