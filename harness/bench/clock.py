@@ -89,7 +89,7 @@ def run_to(env: simpy.Environment, until: float) -> None:
                 # hot path: ``env.step()`` inlined (pop, run the callbacks, crash on an undefused failure)
                 heappop(queue)
                 env._now = t
-                callbacks, event.callbacks = event.callbacks, None
+                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
                 try:
                     for callback in callbacks:
                         callback(event)

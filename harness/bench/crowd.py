@@ -9,10 +9,10 @@ it is polled every ``step`` wall seconds.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from functools import partial
 from typing import Any
 
 import simpy
+from simpy.events import NORMAL
 
 from harness.bench.gridtimer import GridTimer
 from simulator.eventlog import EventLog
@@ -59,10 +59,27 @@ class CrowdForwarder:
         events = self.log.events
         new = events[self._seen :]
         self._seen = len(events)
+        now = env.now
         for event in new:
             if isinstance(event, BetSent):
-                arrival = env.timeout(max(event.arrives - env.now, 0.0))
-                arrival.callbacks.append(partial(self._deliver, event))
+                _Arrival(env, max(event.arrives - now, 0.0), event, self._deliver)
 
-    def _deliver(self, event: BetSent, _arrival: simpy.Event) -> None:
-        self.send(event)
+    def _deliver(self, arrival: simpy.Event) -> None:
+        assert isinstance(arrival, _Arrival)
+        self.send(arrival.bet)
+
+
+class _Arrival(simpy.Event):
+    """A bet's arrival: scheduled as ``env.timeout(delay)`` schedules its event (NORMAL priority, ``now + delay``),
+    calling ``deliver`` with itself when processed."""
+
+    def __init__(
+        self, env: simpy.Environment, delay: float, bet: BetSent, deliver: Callable[[simpy.Event], None]
+    ) -> None:
+        # hot path: Event.__init__ inlined, as SimPy's own Timeout does
+        self.env = env
+        self.callbacks = [deliver]
+        self._ok = True
+        self._value = None
+        self.bet = bet
+        env.schedule(self, NORMAL, delay)

@@ -154,9 +154,7 @@ class GridTimer:
         else:
             self._pending = self._timeout_at(grid.point(index), now, self._on_timeout)
 
-    def _timeout_at(
-        self, target: float, now: float, callback: Callable[[simpy.Event], None]
-    ) -> simpy.Event:
+    def _timeout_at(self, target: float, now: float, callback: Callable[[simpy.Event], None]) -> simpy.Event:
         """A timeout whose time is ``target`` exactly (SimPy dates it ``now + delay``; ``now`` is ``env.now``)."""
         delay = target - now
         while now + delay < target:

@@ -49,6 +49,7 @@ SERVICE_S = 0.005  # sim seconds between two grid points of the line service
 # The engine's event kinds that can be round events (``reference_events.ROUND_KINDS``); every kind that calls for a
 # lamp command (``gateway.lamp_command``) is one of them.
 _ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
+_BET_ACCEPTED = EventKind.BET_ACCEPTED
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -271,16 +272,22 @@ class InProcessAdapter(GameServerAdapter):
 
     def _flush(self, arm: bool = True) -> None:
         """Record the engine's new events and queue the lamp commands they call for; then (``arm``) arm the line
-        service for what they changed (a call from a player or the supervisor)."""
+        service for what they changed (a call from a player or the supervisor). Accepted bets alone change no
+        deadline of the engine (``RoundEngine.place_bet``) and queue nothing on a line, and every other change to
+        the lines, the transports and the engine arms the service where it happens (:meth:`_on_input`, the end of
+        :meth:`_service_all`, this method): so they arm nothing."""
         events = self.engine.drain()
         if not events:
             return
         self._ledger.append(events)
         self._logged += len(events)
         now = float(self._env.now) if self._env is not None else 0.0
+        moved = False  # whether an event may have moved a deadline or queued a lamp command
         for event in events:
             if event.kind not in _ROUND_KINDS:
+                moved = moved or event.kind is not _BET_ACCEPTED
                 continue  # hot path: no round event and no lamp command for wallets, bets, corrections...
+            moved = True
             normal = round_event(event.to_json())
             if normal is not None:
                 self._events.append(normal)
@@ -291,8 +298,8 @@ class InProcessAdapter(GameServerAdapter):
                         port.line.send(cmd[0], cmd[1], now)
         for watcher in self.event_watchers:
             watcher()
-        if arm:
-            self._arm()
+        if arm and moved:
+            self._arm()  # (a bet moves no deadline and sends nothing: arming again would arm what is armed)
 
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:

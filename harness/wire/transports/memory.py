@@ -23,6 +23,7 @@ class MemoryEnd(Transport):
         self.on_data: Callable[[], None] | None = None
         self._plugged = True
         self._closed = False
+        self._readers = 0  # threads waiting in :meth:`read` (guarded by the lock)
 
     @property
     def address(self) -> str:
@@ -39,7 +40,11 @@ class MemoryEnd(Transport):
             if not self.connected:
                 raise TransportClosed(f"{self.address}: unplugged")
             if not self._buf and timeout_s > 0:
-                self._cond.wait_for(lambda: bool(self._buf) or not self.connected, timeout_s)
+                self._readers += 1
+                try:
+                    self._cond.wait_for(lambda: bool(self._buf) or not self.connected, timeout_s)
+                finally:
+                    self._readers -= 1
             if not self.connected:
                 raise TransportClosed(f"{self.address}: unplugged")
             out = bytes(self._buf)
@@ -55,7 +60,8 @@ class MemoryEnd(Transport):
                 self.dropped += len(data)
                 return
             peer._buf += data
-            self._cond.notify_all()
+            if peer._readers:  # hot path: wake only a reader that waits
+                self._cond.notify_all()
         if peer.on_data is not None and data:
             peer.on_data()
 
