@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 
 import pytest
 from hypothesis import given, settings
@@ -36,6 +37,18 @@ def test_memory_pipe_carries_bytes_both_ways_and_across_threads() -> None:
     reader.start()
     srv.write(B)
     reader.join(timeout=5)
+    assert got == [B]
+
+
+def test_memory_pipe_wakes_a_reader_already_waiting() -> None:
+    dev, srv = memory_pipe("bowl")
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(dev.read(timeout_s=60.0)))
+    reader.start()
+    while not dev._readers:  # the reader waits on the line before anything is written
+        time.sleep(0.001)
+    srv.write(B)
+    reader.join(timeout=20)  # far below the read's own timeout: only a wake-up by the write ends it in time
     assert got == [B]
 
 
