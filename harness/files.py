@@ -89,12 +89,21 @@ def read_text(
         raise error(f"cannot read {what} {path if shown is None else shown}: {reason}{more}") from None
 
 
+# hot path: libyaml's safe loader where PyYAML has it (it builds the same Python values; a rig reads two YAML files)
+_FAST_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_yaml(text: str, source: str, error: type[InputError]) -> Any:
-    """The parsed document (``None`` for an empty one).
+    """The parsed document (``None`` for an empty one). A document libyaml refuses is parsed again by PyYAML's
+    own loader, whose problem and position the error names.
 
     Raises:
         error: ``SOURCE: not valid YAML: PROBLEM at line L, column C`` (:func:`yaml_problem`).
     """
+    try:
+        return yaml.load(text, Loader=_FAST_LOADER)  # a safe loader: libyaml's when PyYAML has it
+    except yaml.YAMLError:
+        pass  # the pure-Python loader's problem and position, as every message names them
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from harness.records import BetRecordRow, OpFunction, OpType, RoundEvent
@@ -73,16 +73,21 @@ class FinalRead:
     opening: Mapping[str, int]
 
 
+# hot path: every field of an Op and of a bet record row is a str, a str enum, an int, a float or None, so the dict
+# of its fields is what ``dataclasses.asdict`` builds, without its recursive deep copies
+_OP_FIELDS = tuple(f.name for f in fields(Op))
+_ROW_FIELDS = tuple(f.name for f in fields(BetRecordRow) if f.name != "reds")
+
+
 def canonical_lines(ops: Sequence[Op], final: FinalRead | None) -> list[str]:
     """The history and final read as canonical JSON lines (sorted keys, no whitespace, no ``raw`` payloads; a bet
     record row without ``reds``, which its ``outcome`` determines)."""
-    lines = [json.dumps(asdict(op), sort_keys=True, separators=(",", ":")) for op in ops]
+    lines = [json.dumps({n: getattr(op, n) for n in _OP_FIELDS}, sort_keys=True, separators=(",", ":")) for op in ops]
     if final is not None:
         for player in sorted(final.records):
             for row in final.records[player]:
-                fields = asdict(row)
-                del fields["reds"]
-                lines.append(json.dumps({"record": fields}, sort_keys=True, separators=(",", ":")))
+                values = {n: getattr(row, n) for n in _ROW_FIELDS}
+                lines.append(json.dumps({"record": values}, sort_keys=True, separators=(",", ":")))
         lines.append(json.dumps({"balances": dict(sorted(final.balances.items()))}, separators=(",", ":")))
         for e in final.events:
             item = {"round": e.round_id, "kind": e.kind, "at": round(e.at, 6), "clause": e.clause, "faces": e.faces}
