@@ -21,6 +21,7 @@ and ``xocdia_hil_features`` (the repository's ``fixtures/`` and ``features/``, m
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 from collections.abc import Callable
 from pathlib import Path
@@ -186,9 +187,14 @@ def load_profile(name_or_path: str | Path) -> Profile:
             raise ProfileError(f"unknown profile {text!r}; shipped profiles: {', '.join(available_profiles())}")
     if not path.exists():
         raise ProfileError(f"profile file not found: {path}")
-    source = f"profile {path}"
-    data = parse_yaml(read_text(path, "profile", ProfileError), source, ProfileError)
-    return profile_from_mapping(data, source)
+    return _profile_from_text(read_text(path, "profile", ProfileError), f"profile {path}")
+
+
+@functools.lru_cache(maxsize=16)
+def _profile_from_text(text: str, source: str) -> Profile:
+    """The profile a file's text describes (a frozen value: one parse per distinct text and source, as every rig
+    and every fault seed loads its bench's profile again). Raises ProfileError (not cached)."""
+    return profile_from_mapping(parse_yaml(text, source, ProfileError), source)
 
 
 def load_script(path: str | Path) -> Script:
