@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.cli.certify import QUIET_PLUGINS
+
 FEATURES = Path(__file__).resolve().parents[1] / "features"
 LIMITS = {"in-process": 30.0, "local-hil": 180.0}
 
@@ -47,7 +49,7 @@ def startup_and_collection(bench: str, workers: int = 2) -> float:
     """Wall seconds for pytest to start its workers and collect the suite with nothing run (``--collect-only``,
     the same suite module, plugin and worker count as ``certify``): the floor under any certify run."""
     suite = Path(__file__).resolve().parents[1] / "harness" / "cert" / "steps" / "suite.py"
-    cmd = [sys.executable, "-m", "pytest", str(suite), "-q", "-p", "no:cacheprovider", "--bench", bench]
+    cmd = [sys.executable, "-m", "pytest", str(suite), "-q", *QUIET_PLUGINS, "--bench", bench]
     cmd += ["--collect-only", "-n", str(workers)]
     start = time.perf_counter()
     subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=False)

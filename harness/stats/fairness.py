@@ -23,12 +23,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from harness.stats.readers import OutcomeArrays
+
+
+def _scipy_stats() -> Any:
+    """``scipy.stats``, imported on first use: about 2 s of start-up that a process without statistics never pays
+    (every certify worker imports this module with the step library)."""
+    from scipy import stats
+
+    return stats
+
 
 ALPHA = 0.01
 CERTIFICATION_MINIMUM = 10_000  # GLI-19 3.4.2: physical RNG devices are certified on at least this many outcomes
@@ -82,6 +91,7 @@ def _na(name: str, why: str) -> FairnessCheck:
 
 def chi2_reds(reds: npt.NDArray[np.int64]) -> FairnessCheck:
     """Chi-square of red counts against the binomial(4, ½) weights, df 4."""
+    stats = _scipy_stats()
     n = len(reds)
     if n * RED_WEIGHTS.min() < 5:
         return _na("chi2_reds", f"{n} settled rounds, need >= 80 (expected count >= 5 per bin)")
@@ -92,6 +102,7 @@ def chi2_reds(reds: npt.NDArray[np.int64]) -> FairnessCheck:
 
 def chi2_patterns(patterns: npt.NDArray[np.int64]) -> FairnessCheck:
     """Chi-square of the 16 token patterns against uniform, df 15."""
+    stats = _scipy_stats()
     n = len(patterns)
     if n / 16 < 5:
         return _na("chi2_patterns", f"{n} identified rounds, need >= 80")
@@ -101,6 +112,7 @@ def chi2_patterns(patterns: npt.NDArray[np.int64]) -> FairnessCheck:
 
 def token_bias(reds: npt.NDArray[np.int64]) -> FairnessCheck:
     """z = (reds − 2N)/√N (variance of 4 fair tokens is 1 per round); two-sided normal p-value."""
+    stats = _scipy_stats()
     n = len(reds)
     if n < 30:
         return _na("token_bias", f"{n} settled rounds, need >= 30")
@@ -112,6 +124,7 @@ def token_bias(reds: npt.NDArray[np.int64]) -> FairnessCheck:
 
 def runs_odd_even(reds: npt.NDArray[np.int64]) -> FairnessCheck:
     """Wald–Wolfowitz runs test on odd/even: z = (R − μ)/σ with μ = 2n₁n₂/n + 1."""
+    stats = _scipy_stats()
     odd = (reds % 2).astype(bool)
     n1 = int(odd.sum())
     n2 = len(odd) - n1
@@ -130,6 +143,7 @@ def runs_odd_even(reds: npt.NDArray[np.int64]) -> FairnessCheck:
 def ljung_box(reds: npt.NDArray[np.int64], max_lag: int = 10) -> FairnessCheck:
     """Ljung–Box Q = n(n+2) Σₖ ρₖ²/(n−k), k = 1..h, h = min(max_lag, n // 5), against chi-square with h degrees
     of freedom. Needs n >= 50 (the chi-square approximation is poor below) and some variation."""
+    stats = _scipy_stats()
     n = len(reds)
     lags = min(max_lag, n // 5)
     if n < 50:
@@ -144,6 +158,7 @@ def ljung_box(reds: npt.NDArray[np.int64], max_lag: int = 10) -> FairnessCheck:
 
 
 def _independence(name: str, flags: npt.NDArray[np.bool_], reds: npt.NDArray[np.int64], what: str) -> FairnessCheck:
+    stats = _scipy_stats()
     if not flags.any() or flags.all():
         return _na(name, f"no settled round {what}" if not flags.any() else f"every settled round {what}")
     classes = _CLASSES[reds]

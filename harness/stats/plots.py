@@ -9,13 +9,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from matplotlib.figure import Figure
 
 from harness.stats.exact import Z_TWO_SIDED
 from harness.stats.monitor import Look
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+
+def _figure(width: float, height: float) -> Figure:
+    """A new matplotlib figure (no pyplot state). matplotlib is imported on first use: about 1 s of start-up that a
+    process drawing nothing never pays."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height))
 
 
 def rtp_convergence(
@@ -35,7 +46,7 @@ def rtp_convergence(
     theo = np.cumsum(theoretical * wagered) / cum_w
     half = Z_TWO_SIDED[99] * np.sqrt(np.cumsum((sigma * wagered) ** 2)) / cum_w
     x = np.arange(1, len(wagered) + 1)
-    fig = Figure(figsize=(8, 4.5))
+    fig = _figure(8, 4.5)
     ax = fig.subplots()
     ax.fill_between(x, theo - half, theo + half, color="tab:blue", alpha=0.2, label="theoretical ± 99 % band")
     ax.plot(x, theo, color="tab:blue", lw=1, label="theoretical")
@@ -56,7 +67,7 @@ def outcome_histogram(path: Path, reds: npt.NDArray[np.int64]) -> Path:
     """Bars of observed red counts with the fair expectation as markers."""
     observed = np.bincount(reds, minlength=5)
     expected = len(reds) * np.array([1, 4, 6, 4, 1]) / 16
-    fig = Figure(figsize=(6, 4))
+    fig = _figure(6, 4)
     ax = fig.subplots()
     ax.bar(range(5), observed, color="tab:red", alpha=0.6, label="observed")
     ax.plot(range(5), expected, "kD", label="expected (fair)")
@@ -73,7 +84,7 @@ def monitor_trace(path: Path, looks: Sequence[Look]) -> Path:
     x = np.array([lk.round for lk in looks])
     z = np.array([lk.z for lk in looks])
     bound = np.array([lk.boundary for lk in looks])
-    fig = Figure(figsize=(8, 4))
+    fig = _figure(8, 4)
     ax = fig.subplots()
     if len(looks):
         ax.fill_between(x, -bound, bound, color="tab:green", alpha=0.15, label="no-alarm band")
