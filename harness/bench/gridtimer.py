@@ -121,8 +121,12 @@ class GridTimer:
         armed = self._armed
         if armed != -1:
             now = self.env._now  # hot path: SimPy's clock without its property
-            if grid.points[armed - grid.base] <= (t if t > now else now):
+            target = t if t > now else now
+            points, base = grid.points, grid.base
+            if points[armed - base] <= target:
                 return  # a point at or before the one asked for is armed already: it fires first
+            if armed - 1 <= self._fired or points[armed - 1 - base] < target:
+                return  # the armed point is the first at or after the one asked for
         self._arm(t, after=False)
 
     def arm_after(self, t: float) -> None:

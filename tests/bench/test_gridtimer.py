@@ -113,3 +113,43 @@ def test_an_idle_timer_schedules_nothing() -> None:
     env.step()
     timer.arm_at(4000.0)
     assert env.peek() == float("inf")
+
+
+def _reference(points: list[float], requests: list[tuple[float, float]]) -> list[float]:
+    """What the timer must fire, read off the loop's points: each request (made at ``a``, for ``t``) asks for the
+    first point not fired yet at or after ``max(t, a)``; only the earliest asked for is kept; firing forgets it."""
+    out, fired, armed = [points[0]], 0, None  # the first firing is the loop's first step
+    for a, t in sorted(requests):
+        while armed is not None and points[armed] < a:
+            out.append(points[armed])
+            fired, armed = armed, None
+        target = max(t, a)
+        index = next(i for i in range(fired + 1, len(points)) if points[i] >= target)
+        if armed is None or index < armed:
+            armed = index
+    if armed is not None:
+        out.append(points[armed])
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    origin=st.floats(0.0, 1e4, allow_nan=False),
+    requests=st.lists(
+        st.tuples(st.floats(0.0001, 1.0, allow_nan=False), st.floats(-0.5, 1.0, allow_nan=False)), max_size=12
+    ),
+)
+def test_overlapping_requests_fire_the_earliest_first_point_asked_for(
+    origin: float, requests: list[tuple[float, float]]
+) -> None:
+    made = [(origin + a, origin + a + dt) for a, dt in requests]
+    points = _polling_times(origin, origin + 3.0)
+    env = simpy.Environment(initial_time=origin)
+    fired: list[float] = []
+    timer = GridTimer(env, STEP, fired.append)
+    timer.start()
+    for a, t in made:
+        event = env.timeout(a - origin)
+        event.callbacks.append(lambda _e, t=t: timer.arm_at(t))
+    env.run(until=origin + 3.0)
+    assert fired == _reference(points, made)
