@@ -122,14 +122,16 @@ class EmulatedTable:
 
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
-        tag = self._round_tag(event)
-        at = self.device_time(event.t) if self.event_times else None
-        for src, message in reports:
-            if src in self.hub.roles:
-                self.hub.send(src, message, self.env.now, tag, at)
-                if self.reports is not None:
-                    self.reports.append((self.env.now, src, message))
-        if reports:
+        if reports:  # hot path: most events are seen by no device, and need no round tag or event time
+            now = self.env.now
+            tag = self._round_tag(event)
+            at = self.device_time(event.t) if self.event_times else None
+            roles = self.hub.roles
+            for src, message in reports:
+                if src in roles:
+                    self.hub.send(src, message, now, tag, at)
+                    if self.reports is not None:
+                        self.reports.append((now, src, message))
             self.wake()  # new frames may have moved a retransmission deadline
         for watcher in self.watchers:
             watcher(event)

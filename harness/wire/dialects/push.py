@@ -55,6 +55,8 @@ class PushDeviceEnd(DeviceEnd):
         )
 
     def _tag(self, events: list[LinkEvent]) -> list[RoleEvent]:
+        if not events:
+            return []  # hot path: most calls have none
         src = self.src
         return [(src, e) for e in events]
 

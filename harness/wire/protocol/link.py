@@ -32,6 +32,7 @@ RETRIES = 5
 SLOW_RETRY_S = 1.0
 HEARTBEAT_S = 1.0
 SILENCE_S = 3.0
+_isinf = math.isinf
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,8 @@ class Link:
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""
+        if not self._out:
+            return b""  # hot path: most calls find nothing to write
         out = bytes(self._out)
         self._out.clear()
         return out
@@ -265,8 +268,11 @@ class Link:
         self._events.append(Received(frame))
 
     def take_events(self) -> list[LinkEvent]:
-        events, self._events = self._events, []
-        return events
+        events = self._events
+        if events:  # hot path: most calls find none, and the empty list may stay
+            self._events = []
+            return events
+        return []
 
     # --- timers -----------------------------------------------------------------------------------
     def poll(self, now: float) -> list[LinkEvent]:
@@ -292,13 +298,16 @@ class Link:
         """The earliest time :meth:`poll` has work to do, or None when closed."""
         if not self.opened:
             return None
-        times = [self._last_tx + self.heartbeat_s]
-        if self.inflight is not None:
-            times.append(self.inflight.due)
+        # hot path: the least of the three times by comparisons, not min() of a list
+        soonest = self._last_tx + self.heartbeat_s
+        flight = self.inflight
+        if flight is not None and flight.due < soonest:
+            soonest = flight.due
         if self.up:
-            times.append(self._last_rx + self.silence_s)
-        soonest = min(times)
-        return None if math.isinf(soonest) else soonest
+            quiet = self._last_rx + self.silence_s
+            if quiet < soonest:
+                soonest = quiet
+        return None if _isinf(soonest) else soonest
 
     def close(self) -> None:
         """Stop sending (port gone); queued and in-flight messages are kept for the next :meth:`open`."""
