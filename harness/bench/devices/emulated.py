@@ -30,6 +30,8 @@ from simulator.profile import Profile
 from simulator.script import Script
 from simulator.table import Table
 
+_new_event = object.__new__
+
 
 class EmulatedTable:
     """A simulated table whose devices speak the wire protocol.
@@ -166,11 +168,13 @@ class EmulatedTable:
     def _schedule(self, callback: Callable[[simpy.Event], None], priority: int = NORMAL) -> simpy.Event:
         """An event triggered now (as ``Event.succeed`` does, or a process start with ``URGENT``) that calls
         ``callback`` when processed."""
-        event = simpy.Event(self.env)
+        # hot path: the attributes Event.__init__ and succeed set, assigned at once
+        event = _new_event(simpy.Event)
+        event.env = env = self.env
+        event.callbacks = [callback]
         event._ok = True
         event._value = None
-        event.callbacks.append(callback)
-        self.env.schedule(event, priority)  # type: ignore[arg-type]
+        env.schedule(event, priority)  # type: ignore[arg-type]
         return event
 
     def _start(self, _event: simpy.Event) -> None:

@@ -134,17 +134,15 @@ class DeviceHub:
         due: float | None = None
         soon = now + EARLY_S
         for port in self.ports.values():
-            transport = port.transport
             nxt = port.due
             if (
-                port.watched
-                and not port.dirty
-                and (nxt is None or nxt > soon)
-                and port.connected == transport.connected
+                port.dirty
+                or not port.watched
+                or (nxt is not None and nxt <= soon)
+                or port.connected != port.transport.connected
             ):
-                pass  # idle: nothing to do, its deadline stands
-            else:
                 # hot path: the steps of _check_connection, _read, _dispatch and _flush inlined where they are no-ops
+                transport = port.transport
                 port.dirty = False
                 tick = transport.tick(now)  # first: it may accept a client or release delayed bytes
                 if transport.connected:
