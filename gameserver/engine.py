@@ -35,6 +35,7 @@ from gameserver.settlement import close_round
 
 _RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
 _SHAKER_REPORTS = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
+_BET_TYPES: dict[str, BetType] = {t.value: t for t in BetType}
 
 
 class RoundEngine:
@@ -66,10 +67,16 @@ class RoundEngine:
     # ---------------------------------------------------------------- plumbing
     def now(self) -> float:
         """The injected clock, clamped so that it never goes backwards."""
-        self._last_at = max(self._last_at, float(self._clock()))
+        at = float(self._clock())
+        if at > self._last_at:  # hot path: max() as a test (the same value, NaN included)
+            self._last_at = at
         return self._last_at
 
     def _emit(self, kind: EventKind, round_id: int | None, /, **data: Any) -> Event:
+        return self._log(kind, round_id, data)
+
+    def _log(self, kind: EventKind, round_id: int | None, data: dict[str, Any]) -> Event:
+        """Emit the event ``kind`` of ``round_id`` with ``data`` (the dict itself) at :meth:`now`."""
         event = Event(self._seq, self.now(), kind, round_id, data)
         self._seq += 1
         self._outbox.append(event)
@@ -113,12 +120,12 @@ class RoundEngine:
                 raise Rejection("idempotency_conflict", f"bet id {client_bet_id!r} was used with another body")
             return seen[1], True
         try:
-            kind = BetType(bet_type)
-        except ValueError:
+            kind = _BET_TYPES[bet_type]  # hot path: BetType(bet_type) without the enum call
+        except (KeyError, TypeError):
             allowed = ", ".join(t.value for t in BetType)
             raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
         self.config.check_stake(stake)
-        r = self.active
+        r = self.round  # a round taking bets is active: BETTING is not an end phase
         if r is None or r.phase is not Phase.BETTING or self.now() >= r.closes_at:
             raise Rejection("betting_closed", "no round is taking bets")
         if r.paused_reason is not None:
@@ -136,7 +143,7 @@ class RoundEngine:
         self.wallets[player_id] = ack.balance_after
         r.bets.append(BetRecord(ack, digest))
         self._idem[(player_id, client_bet_id)] = (digest, ack)
-        self._emit(EventKind.BET_ACCEPTED, r.round_id, request_hash=digest, **ack.to_json())
+        self._log(EventKind.BET_ACCEPTED, r.round_id, {"request_hash": digest, **ack.to_json()})
         return ack, False
 
     # ---------------------------------------------------------------- round lifecycle
@@ -155,8 +162,8 @@ class RoundEngine:
         """Apply every deadline that has passed: the reorder grace window of held reports, close betting, pause
         on a missing result (ERR-1), cancel on a pause timeout (ERR-3), open the next round when auto-open is on."""
         now = self.now()
-        r = self.active
-        if r is None:
+        r = self.round
+        if r is None or r.phase in ENDED:
             if self.config.auto_open and now >= self._next_open_at:
                 self.open_round()
             return
@@ -165,9 +172,10 @@ class RoundEngine:
             if now - r.paused_at >= self.config.pause_timeout_s:
                 self._end(r, Phase.CANCELLED, "ERR-3", f"pause timeout ({r.paused_reason})")
             return
-        self._expire(r, now)
-        if self.active is not r or r.paused_reason is not None:
-            return
+        if r.held:  # hot path: nothing to expire otherwise
+            self._expire(r, now)
+            if self.active is not r or r.paused_reason is not None:
+                return
         if r.phase is Phase.BETTING and now >= r.closes_at:
             r.phase = Phase.CLOSED
             r.awaiting_since = r.closes_at
@@ -187,8 +195,8 @@ class RoundEngine:
     def next_deadline(self) -> float | None:
         """The earliest time at which :meth:`tick` may change anything (open, close, void, pause, cancel, apply a
         held report); None when only a report or a call can. Before it, :meth:`tick` is a no-op."""
-        r = self.active
-        if r is None:
+        r = self.round
+        if r is None or r.phase in ENDED:
             return self._next_open_at if self.config.auto_open else None
         return round_deadline(r, self.config)
 

@@ -184,14 +184,15 @@ class InMemoryLedger:
 
     def _apply(self, e: Event) -> None:
         d = e.data
-        if e.kind is EventKind.WALLET_OPENED:
-            self.wallets[d["player_id"]] = d["balance"]
-        elif e.kind is EventKind.ROUND_OPENED:
-            assert e.round_id is not None
-            self._rounds[e.round_id] = RoundRow(e.round_id, Phase.BETTING, e.at, d["closes_at"])
-        elif e.kind is EventKind.BET_ACCEPTED:
+        kind = e.kind
+        if kind is EventKind.BET_ACCEPTED:  # hot path: the most frequent kind first (the kinds exclude each other)
             self._bets[d["bet_id"]] = bet_from_event(d)
             self.wallets[d["player_id"]] = d["balance_after"]
+        elif kind is EventKind.WALLET_OPENED:
+            self.wallets[d["player_id"]] = d["balance"]
+        elif kind is EventKind.ROUND_OPENED:
+            assert e.round_id is not None
+            self._rounds[e.round_id] = RoundRow(e.round_id, Phase.BETTING, e.at, d["closes_at"])
         elif e.kind is EventKind.BETTING_CLOSED:
             self._update_round(e, phase=Phase.CLOSED)
         elif e.kind is EventKind.RESHAKE:
@@ -211,16 +212,16 @@ class InMemoryLedger:
         self._rounds[e.round_id] = replace(self._rounds[e.round_id], **changes)
 
     def _settle_lines(self, e: Event) -> None:
+        bets, at = self._bets, e.at
         for line in e.data["bets"]:
-            bet = self._bets[line["bet_id"]]
-            self._bets[bet.bet_id] = replace(
-                bet,
-                result=BetResult(line["result"]),
-                returned=line["returned"],
-                balance_after=line["balance_after"],
-                settled_at=e.at,
-            )
-            self.wallets[bet.player_id] = line["balance_after"]
+            b = bets[line["bet_id"]]
+            # hot path: what dataclasses.replace(b, result=..., returned=..., balance_after=..., settled_at=at) builds
+            bets[b.bet_id] = BetRow(
+                b.bet_id, b.client_bet_id, b.round_id, b.player_id, b.placed_at, b.bet_type, b.wagered,
+                b.balance_before, line["balance_after"], b.request_hash, BetResult(line["result"]),
+                line["returned"], at,
+            )  # fmt: skip
+            self.wallets[b.player_id] = line["balance_after"]
 
     def snapshot(self) -> EngineSnapshot:
         return build_snapshot(self.wallets, self.rounds(), [b for b, _ in self.bets()], self._events[-1:])

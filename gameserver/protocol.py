@@ -168,6 +168,15 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
     return frame
 
 
+def encode_ack(of: int) -> bytes:
+    """``encode(0, "SRV", "ACK", (("of", str(of)),))``: the server's acknowledgement of the frame with seq ``of``
+    (raises ValueError alike)."""
+    if type(of) is not int or not 1 <= of <= 65535:
+        return encode(0, "SRV", "ACK", (("of", str(of)),))
+    body = b"1 0 SRV ACK of=%d" % of  # hot path: one ACK per frame received, its fields known valid
+    return b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF))
+
+
 def parse(raw: bytes) -> Frame | BadFrame:
     """Check one complete frame (``$`` to ``\\n``) in the order of §8 step 3."""
     if type(raw) is bytes and raw[:1] == b"$":

@@ -43,7 +43,7 @@ class AsciiLine(ServerLine):
         return []
 
     def next_deadline(self) -> float:
-        return self.link.next_deadline()
+        return self.link.deadline  # hot path: asked for every line on every service step
 
     @property
     def has_output(self) -> bool:
