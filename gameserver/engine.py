@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gameserver import ordering
-from gameserver.bets import BetType
+from gameserver.bets import BetType, bet_type_of
 from gameserver.corrections import apply_correction
 from gameserver.deadlines import round_deadline
 from gameserver.events import Event, EventKind, ReportKind, TableReport
@@ -35,7 +35,6 @@ from gameserver.settlement import close_round
 
 _RESHAKE_CLAUSE = {"drop": "SH-2", "standing": "SH-3"}
 _SHAKER_REPORTS = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
-_BET_TYPES: dict[str, BetType] = {t.value: t for t in BetType}
 
 
 class RoundEngine:
@@ -120,8 +119,8 @@ class RoundEngine:
                 raise Rejection("idempotency_conflict", f"bet id {client_bet_id!r} was used with another body")
             return seen[1], True
         try:
-            kind = _BET_TYPES[bet_type]  # hot path: BetType(bet_type) without the enum call
-        except (KeyError, TypeError):
+            kind = bet_type_of(bet_type)
+        except ValueError:
             allowed = ", ".join(t.value for t in BetType)
             raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
         self.config.check_stake(stake)
@@ -268,6 +267,8 @@ class RoundEngine:
     def _release(self, r: RoundRecord) -> None:
         """Apply, in arrival order, every held report whose wait is over, until none is (or ``r`` ended or
         paused: the rest stay held)."""
+        if not r.held:  # hot path: nothing is held (the loop below would find nothing)
+            return
         progress = True
         while progress and self.active is r and r.paused_reason is None:
             progress = False

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from gameserver.bets import BetResult, BetType
+from gameserver.bets import BetResult, BetType, bet_result_of, bet_type_of
 from gameserver.events import Event, EventKind
 from gameserver.model import BetAck, BetRecord, EngineSnapshot, Phase, RoundRecord
 
@@ -218,7 +218,7 @@ class InMemoryLedger:
             # hot path: what dataclasses.replace(b, result=..., returned=..., balance_after=..., settled_at=at) builds
             bets[b.bet_id] = BetRow(
                 b.bet_id, b.client_bet_id, b.round_id, b.player_id, b.placed_at, b.bet_type, b.wagered,
-                b.balance_before, line["balance_after"], b.request_hash, BetResult(line["result"]),
+                b.balance_before, line["balance_after"], b.request_hash, bet_result_of(line["result"]),
                 line["returned"], at,
             )  # fmt: skip
             self.wallets[b.player_id] = line["balance_after"]
@@ -250,7 +250,7 @@ def bet_from_event(d: dict[str, Any]) -> BetRow:
     """The pending bet row a ``bet_accepted`` event's data describes."""
     return BetRow(
         d["bet_id"], d["client_bet_id"], d["round_id"], d["player_id"], d["placed_at"],
-        BetType(d["bet_type"]), d["stake"], d["balance_before"], d["balance_after"], d["request_hash"],
+        bet_type_of(d["bet_type"]), d["stake"], d["balance_before"], d["balance_after"], d["request_hash"],
     )  # fmt: skip
 
 

@@ -122,7 +122,7 @@ class Frame:
         (and for every frame that is not a device data message)."""
         if (self.src, self.type) not in TAGGABLE:
             return None
-        return dict(self.fields).get("round")
+        return self._last("round")
 
     @property
     def device_time_ms(self) -> int | None:
@@ -131,8 +131,15 @@ class Frame:
         device data message)."""
         if (self.src, self.type) not in TAGGABLE:
             return None
-        at = dict(self.fields).get("at")
+        at = self._last("at")
         return None if at is None else int(at)
+
+    def _last(self, key: str) -> str | None:
+        """The value of the last field named ``key`` (as ``dict(self.fields).get(key)``), or None."""
+        for k, v in reversed(self.fields):  # hot path: the round tag and device time are at the end
+            if k == key:
+                return v
+        return None
 
 
 @dataclass(frozen=True)
