@@ -95,7 +95,7 @@ def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Frame:
     """A valid frame. ``fields`` keep wire order."""
 
@@ -103,6 +103,15 @@ class Frame:
     src: str
     type: str
     fields: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, seq: int, src: str, type: str, fields: tuple[tuple[str, str], ...] = ()) -> None:
+        """The fields in order."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["seq"] = seq
+        own["src"] = src
+        own["type"] = type
+        own["fields"] = fields
 
     @property
     def control(self) -> bool:
