@@ -82,44 +82,40 @@ class ServerLink:
 
     def receive(self, item: Frame | BadFrame, now: float) -> Frame | None:
         """Handle one decoded item; returns the frame to act on (new device data), else None."""
-        frame = self._receive(item, now)
-        self._rearm()
-        return frame
-
-    def _receive(self, item: Frame | BadFrame, now: float) -> Frame | None:
         if isinstance(item, BadFrame):
             if item.nak is not None and item.seq is not None:
                 self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", item.nak))), now)
+                self._rearm()
             return None
         self._last_rx = now
         self.up = True
-        if item.src != "SRV":
-            self.peer = item.src
-        if item.type in ("ACK", "NAK"):
+        src, type_ = item.src, item.type
+        if src != "SRV":
+            self.peer = src
+        act: Frame | None = None  # hot path: one exit, so the deadline is recomputed in one place
+        if type_ == "ACK" or type_ == "NAK":
             flight = self._flight
             if flight is not None and int(item.get("of")) == flight.seq:
-                if item.type == "NAK":
+                if type_ == "NAK":
                     self.refused.append((flight.seq, item.get("reason")))
                 self._flight = None
                 self._pump(now)
-            return None
-        if item.type == "HB":
-            return None
-        if item.src == "SRV":  # a server never receives SRV messages
+        elif type_ == "HB":
+            pass
+        elif src == "SRV":  # a server never receives SRV messages
             self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "type"))), now)
-            return None
-        if item.type == "HELLO":
-            if item.get("proto") != "1":
-                self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "version"))), now)
-                return None
-            if not (self._last_was_hello and item.seq == self._last_rx_seq):
+        elif type_ == "HELLO" and item.get("proto") != "1":
+            self._write(encode(0, "SRV", "NAK", (("of", str(item.seq)), ("reason", "version"))), now)
+        else:
+            if type_ == "HELLO" and not (self._last_was_hello and item.seq == self._last_rx_seq):
                 self._last_rx_seq = None  # a new HELLO resets the memory; a repeat of the last one is a duplicate
-        self._write(encode_ack(item.seq), now)
-        if item.seq == self._last_rx_seq:
-            return None  # duplicate: acknowledged again, not acted on
-        self._last_rx_seq = item.seq
-        self._last_was_hello = item.type == "HELLO"
-        return item
+            self._write(encode_ack(item.seq), now)
+            if item.seq != self._last_rx_seq:  # else a duplicate: acknowledged again, not acted on
+                self._last_rx_seq = item.seq
+                self._last_was_hello = type_ == "HELLO"
+                act = item
+        self._rearm()
+        return act
 
     def next_deadline(self) -> float:
         """The earliest time at which :meth:`tick` may act (a retransmission, a heartbeat, the silence limit).

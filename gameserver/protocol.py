@@ -199,6 +199,11 @@ def parse(raw: bytes) -> Frame | BadFrame:
         frame = _seen(raw[1:])
         if frame is not None:
             return frame
+    return _parse_new(raw)
+
+
+def _parse_new(raw: bytes) -> Frame | BadFrame:
+    """:func:`parse` for a frame :func:`_seen` did not decode: every check, and the message part kept if valid."""
     result = _parse_checked(raw)
     if isinstance(result, Frame):
         _learn(bytes(raw[1:-7]), result)
@@ -341,7 +346,9 @@ class Decoder:
             piece = pieces[i]
             end = piece.find(b"\n", 0, MAX_FRAME - 1)
             if end >= 0:
-                out.append(parse(b"$" + piece[: end + 1]))
+                tail = piece[: end + 1]  # hot path: parse(b"$" + tail) without building the frame's bytes again
+                frame = _seen(tail)
+                out.append(frame if frame is not None else _parse_new(b"$" + tail))
                 if end + 1 < len(piece):
                     out.append(BadFrame("garbage", piece[end + 1 :]))
             elif len(piece) >= MAX_FRAME - 1:  # 128 bytes with the '$' and still no end
