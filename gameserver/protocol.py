@@ -90,9 +90,13 @@ def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[
     if (src, type_) in TAGGABLE:
         extra = [k for k, _ in fields[len(spec) :]]
         spec = (*spec, *(f for f in (_ROUND_TAG, _DEVICE_TIME) if f[0] in extra))
-    return [k for k, _ in fields] == [k for k, _ in spec] and all(
-        ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
-    )
+    # hot path: every key first, then the values in order (as comparing key lists, then all(), would), no lists built
+    if len(fields) != len(spec):
+        return False
+    for (key, _), (k, _) in zip(spec, fields, strict=True):
+        if k != key:
+            return False
+    return all(ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True))
 
 
 @dataclass(frozen=True, init=False)
@@ -177,8 +181,8 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
         raise ValueError(f"fields {fields!r} do not match {src} {type_}")
     if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
         raise ValueError(f"seq {seq} is not valid for {type_}")
-    body = f"{VERSION} {seq} {src} {type_}" + "".join(f" {k}={v}" for k, v in fields)
-    frame = b"$" + body.encode("ascii") + b"*" + f"{crc16(body.encode('ascii')):04X}".encode() + b"\r\n"
+    body = (f"{VERSION} {seq} {src} {type_}" + "".join([f" {k}={v}" for k, v in fields])).encode("ascii")
+    frame = b"$%s*%04X\r\n" % (body, crc16(body))
     if len(frame) > MAX_FRAME:
         raise ValueError(f"frame is {len(frame)} bytes, over {MAX_FRAME}")
     return frame
