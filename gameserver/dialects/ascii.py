@@ -50,7 +50,8 @@ class AsciiLine(ServerLine):
         return self.link.has_output
 
     def take_output(self) -> bytes:
-        return self.link.take_output()
+        link = self.link
+        return link.take_output() if link.has_output else b""  # hot path: asked on every service step
 
     @property
     def up(self) -> bool:
