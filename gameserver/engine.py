@@ -72,10 +72,6 @@ class RoundEngine:
         return self._last_at
 
     def _emit(self, kind: EventKind, round_id: int | None, /, **data: Any) -> Event:
-        return self._log(kind, round_id, data)
-
-    def _log(self, kind: EventKind, round_id: int | None, data: dict[str, Any]) -> Event:
-        """Emit the event ``kind`` of ``round_id`` with ``data`` (the dict itself) at :meth:`now`."""
         event = Event(self._seq, self.now(), kind, round_id, data)
         self._seq += 1
         self._outbox.append(event)
@@ -142,7 +138,7 @@ class RoundEngine:
         self.wallets[player_id] = ack.balance_after
         r.bets.append(BetRecord(ack, digest))
         self._idem[(player_id, client_bet_id)] = (digest, ack)
-        self._log(EventKind.BET_ACCEPTED, r.round_id, {"request_hash": digest, **ack.to_json()})
+        self._emit(EventKind.BET_ACCEPTED, r.round_id, request_hash=digest, **ack.to_json())
         return ack, False
 
     # ---------------------------------------------------------------- round lifecycle
@@ -267,10 +263,8 @@ class RoundEngine:
     def _release(self, r: RoundRecord) -> None:
         """Apply, in arrival order, every held report whose wait is over, until none is (or ``r`` ended or
         paused: the rest stay held)."""
-        if not r.held:  # hot path: nothing is held (the loop below would find nothing)
-            return
         progress = True
-        while progress and self.active is r and r.paused_reason is None:
+        while progress and r.held and self.active is r and r.paused_reason is None:  # hot path: r.held first
             progress = False
             for i, held in enumerate(r.held):
                 if ordering.hold_reason(r, held.report) is None:
