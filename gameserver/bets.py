@@ -62,6 +62,26 @@ PAYTABLE: dict[BetType, PayLine] = {
 }
 
 
+_TYPES: dict[str, BetType] = {t.value: t for t in BetType}
+_RESULTS: dict[str, BetResult] = {r.value: r for r in BetResult}
+
+
+def bet_type_of(value: str) -> BetType:
+    """``BetType(value)`` (raises ValueError alike), by a dict lookup first."""
+    try:
+        return _TYPES[value]  # hot path: the enum call costs more than the lookup
+    except (KeyError, TypeError):
+        return BetType(value)
+
+
+def bet_result_of(value: str) -> BetResult:
+    """``BetResult(value)`` (raises ValueError alike), by a dict lookup first."""
+    try:
+        return _RESULTS[value]  # hot path: as bet_type_of
+    except (KeyError, TypeError):
+        return BetResult(value)
+
+
 def settle(bet_type: BetType, stake: int, reds: int) -> tuple[BetResult, int]:
     """Settle one bet on an outcome of ``reds`` red faces.
 
@@ -77,6 +97,11 @@ def settle(bet_type: BetType, stake: int, reds: int) -> tuple[BetResult, int]:
         raise ValueError(f"stake must be positive, got {stake}")
     line = PAYTABLE[bet_type]
     if reds in line.wins_on:
+        if type(stake) is int:  # hot path: the exact product in integers, as the Fraction would give it
+            num, den = line.odds.numerator, line.odds.denominator
+            if stake * num % den:
+                raise ValueError(f"stake {stake} pays a fractional amount on {bet_type}; use multiples of 50")
+            return BetResult.WIN, stake + stake * num // den
         winnings = stake * line.odds
         if winnings.denominator != 1:
             raise ValueError(f"stake {stake} pays a fractional amount on {bet_type}; use multiples of 50")

@@ -13,17 +13,19 @@ def round_deadline(r: RoundRecord, config: EngineConfig) -> float | None:
     if r.paused_reason is not None:
         assert r.paused_at is not None
         return r.paused_at + config.pause_timeout_s
-    times = []
+    # hot path: asked on every service step; the earliest of the candidates, kept as min() keeps it (first wins)
+    due: float | None = None
     if r.held:
-        times.append(r.held[0].at + config.reorder_grace_s)
-    if r.phase is Phase.BETTING:
-        times.append(r.closes_at)
-    if r.shake_due is not None:
-        times.append(r.shake_due)
+        due = r.held[0].at + config.reorder_grace_s
+    if r.phase is Phase.BETTING and (due is None or r.closes_at < due):
+        due = r.closes_at
+    if r.shake_due is not None and (due is None or r.shake_due < due):
+        due = r.shake_due
     if r.phase is Phase.CLOSED:
         since = r.awaiting_since
         if since is not None:
-            times.append(since + config.result_timeout_s)
-        elif config.result_timeout_s <= 0:
-            times.append(-math.inf)
-    return min(times) if times else None
+            if due is None or since + config.result_timeout_s < due:
+                due = since + config.result_timeout_s
+        elif config.result_timeout_s <= 0 and (due is None or -math.inf < due):
+            due = -math.inf
+    return due

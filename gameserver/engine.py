@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gameserver import ordering
-from gameserver.bets import BetType
+from gameserver.bets import BetType, bet_type_of
 from gameserver.corrections import apply_correction
 from gameserver.deadlines import round_deadline
 from gameserver.events import Event, EventKind, ReportKind, TableReport
@@ -66,7 +66,9 @@ class RoundEngine:
     # ---------------------------------------------------------------- plumbing
     def now(self) -> float:
         """The injected clock, clamped so that it never goes backwards."""
-        self._last_at = max(self._last_at, float(self._clock()))
+        at = float(self._clock())
+        if at > self._last_at:  # hot path: max() as a test (the same value, NaN included)
+            self._last_at = at
         return self._last_at
 
     def _emit(self, kind: EventKind, round_id: int | None, /, **data: Any) -> Event:
@@ -113,12 +115,12 @@ class RoundEngine:
                 raise Rejection("idempotency_conflict", f"bet id {client_bet_id!r} was used with another body")
             return seen[1], True
         try:
-            kind = BetType(bet_type)
+            kind = bet_type_of(bet_type)
         except ValueError:
             allowed = ", ".join(t.value for t in BetType)
             raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
         self.config.check_stake(stake)
-        r = self.active
+        r = self.round  # a round taking bets is active: BETTING is not an end phase
         if r is None or r.phase is not Phase.BETTING or self.now() >= r.closes_at:
             raise Rejection("betting_closed", "no round is taking bets")
         if r.paused_reason is not None:
@@ -155,8 +157,8 @@ class RoundEngine:
         """Apply every deadline that has passed: the reorder grace window of held reports, close betting, pause
         on a missing result (ERR-1), cancel on a pause timeout (ERR-3), open the next round when auto-open is on."""
         now = self.now()
-        r = self.active
-        if r is None:
+        r = self.round
+        if r is None or r.phase in ENDED:
             if self.config.auto_open and now >= self._next_open_at:
                 self.open_round()
             return
@@ -165,9 +167,10 @@ class RoundEngine:
             if now - r.paused_at >= self.config.pause_timeout_s:
                 self._end(r, Phase.CANCELLED, "ERR-3", f"pause timeout ({r.paused_reason})")
             return
-        self._expire(r, now)
-        if self.active is not r or r.paused_reason is not None:
-            return
+        if r.held:  # hot path: nothing to expire otherwise
+            self._expire(r, now)
+            if self.active is not r or r.paused_reason is not None:
+                return
         if r.phase is Phase.BETTING and now >= r.closes_at:
             r.phase = Phase.CLOSED
             r.awaiting_since = r.closes_at
@@ -187,8 +190,8 @@ class RoundEngine:
     def next_deadline(self) -> float | None:
         """The earliest time at which :meth:`tick` may change anything (open, close, void, pause, cancel, apply a
         held report); None when only a report or a call can. Before it, :meth:`tick` is a no-op."""
-        r = self.active
-        if r is None:
+        r = self.round
+        if r is None or r.phase in ENDED:
             return self._next_open_at if self.config.auto_open else None
         return round_deadline(r, self.config)
 
@@ -261,7 +264,7 @@ class RoundEngine:
         """Apply, in arrival order, every held report whose wait is over, until none is (or ``r`` ended or
         paused: the rest stay held)."""
         progress = True
-        while progress and self.active is r and r.paused_reason is None:
+        while progress and r.held and self.active is r and r.paused_reason is None:  # hot path: r.held first
             progress = False
             for i, held in enumerate(r.held):
                 if ordering.hold_reason(r, held.report) is None:

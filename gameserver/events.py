@@ -49,7 +49,7 @@ SIGNIFICANT: frozenset[EventKind] = frozenset(
 PUBLIC: frozenset[EventKind] = frozenset(EventKind) - {EventKind.BET_ACCEPTED, EventKind.WALLET_OPENED}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Event:
     """One entry of the append-only log: ``seq`` strictly increases, ``at`` never decreases."""
 
@@ -58,6 +58,18 @@ class Event:
     kind: EventKind
     round_id: int | None
     data: dict[str, Any] = field(default_factory=dict)
+
+    def __init__(
+        self, seq: int, at: float, kind: EventKind, round_id: int | None, data: dict[str, Any] | None = None
+    ) -> None:
+        """The fields in order; ``data`` defaults to a new empty dict."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["seq"] = seq
+        own["at"] = at
+        own["kind"] = kind
+        own["round_id"] = round_id
+        own["data"] = {} if data is None else data
 
     @property
     def significant(self) -> bool:
@@ -71,7 +83,7 @@ class Event:
             "at": self.at,
             "kind": str(self.kind),
             "round_id": self.round_id,
-            "significant": self.significant,
+            "significant": self.kind in SIGNIFICANT,  # hot path: :attr:`significant` without the property call
             "data": self.data,
         }
 
@@ -90,7 +102,7 @@ class ReportKind(StrEnum):
     RESOLVED = "resolved"  # CONSOLE RESOLVED (ERR-2)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TableReport:
     """One fact about the physical table.
 
@@ -110,3 +122,26 @@ class TableReport:
     detail: str = ""
     round_tag: str | None = None
     happened_at: float | None = None
+
+    def __init__(
+        self,
+        kind: ReportKind,
+        device: str = "",
+        faces: str | None = None,
+        overlap: bool = False,
+        touch: bool = False,
+        detail: str = "",
+        round_tag: str | None = None,
+        happened_at: float | None = None,
+    ) -> None:
+        """The fields in order, with their defaults."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["kind"] = kind
+        own["device"] = device
+        own["faces"] = faces
+        own["overlap"] = overlap
+        own["touch"] = touch
+        own["detail"] = detail
+        own["round_tag"] = round_tag
+        own["happened_at"] = happened_at

@@ -100,8 +100,23 @@ _REPORTS: dict[tuple[str, str], _Maker] = {
 }
 
 
+_LAMP_EVENTS = frozenset(
+    {
+        EventKind.ROUND_OPENED,
+        EventKind.BETTING_CLOSED,
+        EventKind.RESHAKE,
+        EventKind.ROUND_PAUSED,
+        EventKind.ROUND_RESUMED,
+        EventKind.ROUND_VOIDED,
+        EventKind.ROUND_CANCELLED,
+    }
+)
+
+
 def lamp_command(event: Event) -> _LampCmd | None:
     """The lamp frame (type, fields) an engine event calls for, or None."""
+    if event.kind not in _LAMP_EVENTS:  # hot path: most events (bets) call for none
+        return None
     rid = str(event.round_id)
     d = event.data
     if event.kind is EventKind.ROUND_OPENED:

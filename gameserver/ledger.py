@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from gameserver.bets import BetResult, BetType
+from gameserver.bets import BetResult, BetType, bet_result_of, bet_type_of
 from gameserver.events import Event, EventKind
 from gameserver.model import BetAck, BetRecord, EngineSnapshot, Phase, RoundRecord
 
@@ -30,7 +30,7 @@ _ENDING = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RoundRow:
     """A round as recorded: ``phase`` is betting|closed|settled|void|cancelled."""
 
@@ -44,6 +44,33 @@ class RoundRow:
     clause: str = ""
     reason: str = ""
     corrected: bool = False
+
+    def __init__(
+        self,
+        round_id: int,
+        phase: Phase,
+        opened_at: float,
+        closes_at: float,
+        ended_at: float | None = None,
+        faces: str | None = None,
+        reshakes: int = 0,
+        clause: str = "",
+        reason: str = "",
+        corrected: bool = False,
+    ) -> None:
+        """The fields in order, with their defaults."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["round_id"] = round_id
+        own["phase"] = phase
+        own["opened_at"] = opened_at
+        own["closes_at"] = closes_at
+        own["ended_at"] = ended_at
+        own["faces"] = faces
+        own["reshakes"] = reshakes
+        own["clause"] = clause
+        own["reason"] = reason
+        own["corrected"] = corrected
 
     @property
     def status(self) -> str:
@@ -80,7 +107,7 @@ class RoundRow:
         ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class BetRow:
     """A bet as recorded (bet record / game recall). ``balance_after`` is the balance right after the bet's
     own settlement credit, or right after its stake was taken while it is pending."""
@@ -98,6 +125,39 @@ class BetRow:
     result: BetResult = BetResult.PENDING
     returned: int = 0
     settled_at: float | None = None
+
+    def __init__(
+        self,
+        bet_id: int,
+        client_bet_id: str,
+        round_id: int,
+        player_id: str,
+        placed_at: float,
+        bet_type: BetType,
+        wagered: int,
+        balance_before: int,
+        balance_after: int,
+        request_hash: str,
+        result: BetResult = BetResult.PENDING,
+        returned: int = 0,
+        settled_at: float | None = None,
+    ) -> None:
+        """The fields in order, with their defaults."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["bet_id"] = bet_id
+        own["client_bet_id"] = client_bet_id
+        own["round_id"] = round_id
+        own["player_id"] = player_id
+        own["placed_at"] = placed_at
+        own["bet_type"] = bet_type
+        own["wagered"] = wagered
+        own["balance_before"] = balance_before
+        own["balance_after"] = balance_after
+        own["request_hash"] = request_hash
+        own["result"] = result
+        own["returned"] = returned
+        own["settled_at"] = settled_at
 
     def ack(self) -> BetAck:
         """The acknowledgement this bet got when it was confirmed."""
@@ -184,14 +244,15 @@ class InMemoryLedger:
 
     def _apply(self, e: Event) -> None:
         d = e.data
-        if e.kind is EventKind.WALLET_OPENED:
-            self.wallets[d["player_id"]] = d["balance"]
-        elif e.kind is EventKind.ROUND_OPENED:
-            assert e.round_id is not None
-            self._rounds[e.round_id] = RoundRow(e.round_id, Phase.BETTING, e.at, d["closes_at"])
-        elif e.kind is EventKind.BET_ACCEPTED:
+        kind = e.kind
+        if kind is EventKind.BET_ACCEPTED:  # hot path: the most frequent kind first (the kinds exclude each other)
             self._bets[d["bet_id"]] = bet_from_event(d)
             self.wallets[d["player_id"]] = d["balance_after"]
+        elif kind is EventKind.WALLET_OPENED:
+            self.wallets[d["player_id"]] = d["balance"]
+        elif kind is EventKind.ROUND_OPENED:
+            assert e.round_id is not None
+            self._rounds[e.round_id] = RoundRow(e.round_id, Phase.BETTING, e.at, d["closes_at"])
         elif e.kind is EventKind.BETTING_CLOSED:
             self._update_round(e, phase=Phase.CLOSED)
         elif e.kind is EventKind.RESHAKE:
@@ -211,16 +272,16 @@ class InMemoryLedger:
         self._rounds[e.round_id] = replace(self._rounds[e.round_id], **changes)
 
     def _settle_lines(self, e: Event) -> None:
+        bets, at = self._bets, e.at
         for line in e.data["bets"]:
-            bet = self._bets[line["bet_id"]]
-            self._bets[bet.bet_id] = replace(
-                bet,
-                result=BetResult(line["result"]),
-                returned=line["returned"],
-                balance_after=line["balance_after"],
-                settled_at=e.at,
-            )
-            self.wallets[bet.player_id] = line["balance_after"]
+            b = bets[line["bet_id"]]
+            # hot path: what dataclasses.replace(b, result=..., returned=..., balance_after=..., settled_at=at) builds
+            bets[b.bet_id] = BetRow(
+                b.bet_id, b.client_bet_id, b.round_id, b.player_id, b.placed_at, b.bet_type, b.wagered,
+                b.balance_before, line["balance_after"], b.request_hash, bet_result_of(line["result"]),
+                line["returned"], at,
+            )  # fmt: skip
+            self.wallets[b.player_id] = line["balance_after"]
 
     def snapshot(self) -> EngineSnapshot:
         return build_snapshot(self.wallets, self.rounds(), [b for b, _ in self.bets()], self._events[-1:])
@@ -249,7 +310,7 @@ def bet_from_event(d: dict[str, Any]) -> BetRow:
     """The pending bet row a ``bet_accepted`` event's data describes."""
     return BetRow(
         d["bet_id"], d["client_bet_id"], d["round_id"], d["player_id"], d["placed_at"],
-        BetType(d["bet_type"]), d["stake"], d["balance_before"], d["balance_after"], d["request_hash"],
+        bet_type_of(d["bet_type"]), d["stake"], d["balance_before"], d["balance_after"], d["request_hash"],
     )  # fmt: skip
 
 

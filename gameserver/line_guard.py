@@ -48,6 +48,9 @@ class Verdict:
     log: bool = False
 
 
+_ACCEPTED = Verdict(True)  # hot path: the verdict on almost every frame, built once (frozen)
+
+
 class LineGuard:
     """The role of one line and the count of what it refused (``counts``: reason → frames). ``roles``: the devices
     the line is configured to carry (default: the one its name names, if any)."""
@@ -75,7 +78,7 @@ class LineGuard:
             self._logged.clear()
         elif (frame.src, frame.type) in DECIDING and frame.round_tag is None and not self.accept_untagged:
             return self._incident(UNTAGGED, accept=False)
-        return Verdict(True)
+        return _ACCEPTED
 
     def _incident(self, why: str, accept: bool) -> Verdict:
         self.counts[why] += 1

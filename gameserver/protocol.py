@@ -90,12 +90,16 @@ def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[
     if (src, type_) in TAGGABLE:
         extra = [k for k, _ in fields[len(spec) :]]
         spec = (*spec, *(f for f in (_ROUND_TAG, _DEVICE_TIME) if f[0] in extra))
-    return [k for k, _ in fields] == [k for k, _ in spec] and all(
-        ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True)
-    )
+    # hot path: every key first, then the values in order (as comparing key lists, then all(), would), no lists built
+    if len(fields) != len(spec):
+        return False
+    for (key, _), (k, _) in zip(spec, fields, strict=True):
+        if k != key:
+            return False
+    return all(ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Frame:
     """A valid frame. ``fields`` keep wire order."""
 
@@ -103,6 +107,15 @@ class Frame:
     src: str
     type: str
     fields: tuple[tuple[str, str], ...] = ()
+
+    def __init__(self, seq: int, src: str, type: str, fields: tuple[tuple[str, str], ...] = ()) -> None:
+        """The fields in order."""
+        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
+        own = self.__dict__
+        own["seq"] = seq
+        own["src"] = src
+        own["type"] = type
+        own["fields"] = fields
 
     @property
     def control(self) -> bool:
@@ -122,7 +135,7 @@ class Frame:
         (and for every frame that is not a device data message)."""
         if (self.src, self.type) not in TAGGABLE:
             return None
-        return dict(self.fields).get("round")
+        return self._last("round")
 
     @property
     def device_time_ms(self) -> int | None:
@@ -131,8 +144,15 @@ class Frame:
         device data message)."""
         if (self.src, self.type) not in TAGGABLE:
             return None
-        at = dict(self.fields).get("at")
+        at = self._last("at")
         return None if at is None else int(at)
+
+    def _last(self, key: str) -> str | None:
+        """The value of the last field named ``key`` (as ``dict(self.fields).get(key)``), or None."""
+        for k, v in reversed(self.fields):  # hot path: the round tag and device time are at the end
+            if k == key:
+                return v
+        return None
 
 
 @dataclass(frozen=True)
@@ -161,11 +181,20 @@ def encode(seq: int, src: str, type_: str, fields: tuple[tuple[str, str], ...] =
         raise ValueError(f"fields {fields!r} do not match {src} {type_}")
     if not (seq == 0 if type_ in CONTROL else 1 <= seq <= 65535):
         raise ValueError(f"seq {seq} is not valid for {type_}")
-    body = f"{VERSION} {seq} {src} {type_}" + "".join(f" {k}={v}" for k, v in fields)
-    frame = b"$" + body.encode("ascii") + b"*" + f"{crc16(body.encode('ascii')):04X}".encode() + b"\r\n"
+    body = (f"{VERSION} {seq} {src} {type_}" + "".join([f" {k}={v}" for k, v in fields])).encode("ascii")
+    frame = b"$%s*%04X\r\n" % (body, crc16(body))
     if len(frame) > MAX_FRAME:
         raise ValueError(f"frame is {len(frame)} bytes, over {MAX_FRAME}")
     return frame
+
+
+def encode_ack(of: int) -> bytes:
+    """``encode(0, "SRV", "ACK", (("of", str(of)),))``: the server's acknowledgement of the frame with seq ``of``
+    (raises ValueError alike)."""
+    if type(of) is not int or not 1 <= of <= 65535:
+        return encode(0, "SRV", "ACK", (("of", str(of)),))
+    body = b"1 0 SRV ACK of=%d" % of  # hot path: one ACK per frame received, its fields known valid
+    return b"$%s*%04X\r\n" % (body, binascii.crc_hqx(body, 0xFFFF))
 
 
 def parse(raw: bytes) -> Frame | BadFrame:
@@ -174,6 +203,11 @@ def parse(raw: bytes) -> Frame | BadFrame:
         frame = _seen(raw[1:])
         if frame is not None:
             return frame
+    return _parse_new(raw)
+
+
+def _parse_new(raw: bytes) -> Frame | BadFrame:
+    """:func:`parse` for a frame :func:`_seen` did not decode: every check, and the message part kept if valid."""
     result = _parse_checked(raw)
     if isinstance(result, Frame):
         _learn(bytes(raw[1:-7]), result)
@@ -316,7 +350,9 @@ class Decoder:
             piece = pieces[i]
             end = piece.find(b"\n", 0, MAX_FRAME - 1)
             if end >= 0:
-                out.append(parse(b"$" + piece[: end + 1]))
+                tail = piece[: end + 1]  # hot path: parse(b"$" + tail) without building the frame's bytes again
+                frame = _seen(tail)
+                out.append(frame if frame is not None else _parse_new(b"$" + tail))
                 if end + 1 < len(piece):
                     out.append(BadFrame("garbage", piece[end + 1 :]))
             elif len(piece) >= MAX_FRAME - 1:  # 128 bytes with the '$' and still no end

@@ -43,14 +43,15 @@ class AsciiLine(ServerLine):
         return []
 
     def next_deadline(self) -> float:
-        return self.link.next_deadline()
+        return self.link.deadline  # hot path: asked for every line on every service step
 
     @property
     def has_output(self) -> bool:
         return self.link.has_output
 
     def take_output(self) -> bytes:
-        return self.link.take_output()
+        link = self.link
+        return link.take_output() if link.has_output else b""  # hot path: asked on every service step
 
     @property
     def up(self) -> bool:

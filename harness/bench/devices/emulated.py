@@ -30,6 +30,8 @@ from simulator.profile import Profile
 from simulator.script import Script
 from simulator.table import Table
 
+_new_event = object.__new__
+
 
 class EmulatedTable:
     """A simulated table whose devices speak the wire protocol.
@@ -122,14 +124,16 @@ class EmulatedTable:
 
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
-        tag = self._round_tag(event)
-        at = self.device_time(event.t) if self.event_times else None
-        for src, message in reports:
-            if src in self.hub.roles:
-                self.hub.send(src, message, self.env.now, tag, at)
-                if self.reports is not None:
-                    self.reports.append((self.env.now, src, message))
-        if reports:
+        if reports:  # hot path: most events are seen by no device, and need no round tag or event time
+            now = self.env.now
+            tag = self._round_tag(event)
+            at = self.device_time(event.t) if self.event_times else None
+            roles = self.hub.roles
+            for src, message in reports:
+                if src in roles:
+                    self.hub.send(src, message, now, tag, at)
+                    if self.reports is not None:
+                        self.reports.append((now, src, message))
             self.wake()  # new frames may have moved a retransmission deadline
         for watcher in self.watchers:
             watcher(event)
@@ -164,11 +168,13 @@ class EmulatedTable:
     def _schedule(self, callback: Callable[[simpy.Event], None], priority: int = NORMAL) -> simpy.Event:
         """An event triggered now (as ``Event.succeed`` does, or a process start with ``URGENT``) that calls
         ``callback`` when processed."""
-        event = simpy.Event(self.env)
+        # hot path: the attributes Event.__init__ and succeed set, assigned at once
+        event = _new_event(simpy.Event)
+        event.env = env = self.env
+        event.callbacks = [callback]
         event._ok = True
         event._value = None
-        event.callbacks.append(callback)
-        self.env.schedule(event, priority)  # type: ignore[arg-type]
+        env.schedule(event, priority)  # type: ignore[arg-type]
         return event
 
     def _start(self, _event: simpy.Event) -> None:

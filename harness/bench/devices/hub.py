@@ -115,13 +115,18 @@ class DeviceHub:
         :data:`EARLY_S`), so servicing it would change nothing. Ports with descriptors are serviced every time."""
         for port in self.ports.values():
             if not port.transport.fds():
-                port.transport.notify(lambda port=port: self._input(port, wake))  # type: ignore[misc]
+                port.transport.notify(self._marker(port, wake))
                 port.watched = True
 
     @staticmethod
-    def _input(port: DevicePort, wake: Callable[[], None]) -> None:
-        port.dirty = True
-        wake()
+    def _marker(port: DevicePort, wake: Callable[[], None]) -> Callable[[], None]:
+        """What a watched transport calls on input: mark ``port`` and wake the service (one call, not two)."""
+
+        def mark() -> None:
+            port.dirty = True
+            wake()
+
+        return mark
 
     def service(self, now: float) -> float | None:
         """Read, run timers and write on every port (but idle ones, see :meth:`watch_input`); returns the next time
@@ -129,25 +134,35 @@ class DeviceHub:
         due: float | None = None
         soon = now + EARLY_S
         for port in self.ports.values():
+            nxt = port.due
             if (
-                port.watched
-                and not port.dirty
-                and (port.due is None or port.due > soon)
-                and port.connected == port.transport.connected
+                port.dirty
+                or not port.watched
+                or (nxt is not None and nxt <= soon)
+                or port.connected != port.transport.connected
             ):
-                nxt = port.due  # idle: nothing to do, its deadline stands
-            else:
+                # hot path: the steps of _check_connection, _read, _dispatch and _flush inlined where they are no-ops
+                transport = port.transport
                 port.dirty = False
-                tick = port.transport.tick(now)  # first: it may accept a client or release delayed bytes
-                self._check_connection(port, now)
+                tick = transport.tick(now)  # first: it may accept a client or release delayed bytes
+                if transport.connected:
+                    if not port.connected:
+                        self._opened(port, now)
+                elif port.connected:
+                    self._lost(port, now)
                 if port.connected:
+                    end = port.end
                     self._read(port, now)
-                    self._dispatch(port.end.poll(now), now)
-                    self._flush(port, now)  # leaves the port dirty: a write may have moved its transport's release
+                    events = end.poll(now)
+                    if events:
+                        self._dispatch(events, now)
+                    out = end.take_output()
+                    if out and port.connected:
+                        self._write(port, out, now)  # leaves the port dirty: a write may move the transport's release
                     # bytes the read took in but holds back (a paced line: its last byte has not arrived yet) are
                     # due then; the tick above, taken before the read, does not know them, and a pty's descriptor
                     # will not wake the service again for bytes already read
-                    held = port.transport.next_release()
+                    held = transport.next_release()
                     if held is not None and (tick is None or held < tick):
                         tick = held
                 end_due = port.end.next_deadline() if port.connected else None
@@ -173,11 +188,14 @@ class DeviceHub:
     def _check_connection(self, port: DevicePort, now: float) -> None:
         connected = port.transport.connected
         if connected and not port.connected:
-            port.connected = True
-            port.end.open(now)
-            self._flush(port, now)
+            self._opened(port, now)
         elif not connected and port.connected:
             self._lost(port, now)
+
+    def _opened(self, port: DevicePort, now: float) -> None:
+        port.connected = True
+        port.end.open(now)
+        self._flush(port, now)
 
     def _lost(self, port: DevicePort, now: float) -> None:
         port.connected = False
@@ -185,20 +203,27 @@ class DeviceHub:
         self._dispatch(port.end.take_events(), now)
 
     def _read(self, port: DevicePort, now: float) -> None:
+        read = port.transport.read
+        receive = port.end.receive
         for _ in range(64):  # bounded: a flooding peer cannot starve the other ports
             try:
-                data = port.transport.read(0.0)
+                data = read(0.0)
             except TransportClosed:
                 self._lost(port, now)
                 return
             if not data:
                 return
-            self._dispatch(port.end.receive(data, now), now)
+            events = receive(data, now)
+            if events:
+                self._dispatch(events, now)
 
     def _flush(self, port: DevicePort, now: float) -> None:
         out = port.end.take_output()
-        if not out or not port.connected:
-            return
+        if out and port.connected:
+            self._write(port, out, now)
+
+    def _write(self, port: DevicePort, out: bytes, now: float) -> None:
+        """Write ``out`` (not empty) to the connected ``port``."""
         port.dirty = True  # a write may move the transport's release times: service the port once more
         try:
             port.transport.write(out)
@@ -206,8 +231,9 @@ class DeviceHub:
             self._lost(port, now)
 
     def _dispatch(self, events: list[RoleEvent], now: float) -> None:
+        on_event, on_command = self.on_event, self.on_command
         for src, event in events:
-            if self.on_event is not None:
-                self.on_event(src, event, now)
-            if isinstance(event, Received) and self.on_command is not None:
-                self.on_command(src, event.frame.message, now)
+            if on_event is not None:
+                on_event(src, event, now)
+            if on_command is not None and type(event) is Received:
+                on_command(src, event.frame.message, now)

@@ -57,7 +57,7 @@ class LampDriver:
     def wire_id(self, number: int) -> str | None:
         """The wire round id the server opened as round ``number`` (None if no OPEN named it)."""
         if len(self._ids) != len(self.rounds):  # rebuilt from ``rounds``, which subclasses fill too
-            self._ids = {n: round_id for round_id, n in self.rounds.items()}
+            self._ids = dict(zip(self.rounds.values(), self.rounds, strict=True))  # hot path: C-speed, same map
         return self._ids.get(number)
 
     def apply(self, message: Message, now: float) -> None:

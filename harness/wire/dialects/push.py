@@ -55,6 +55,8 @@ class PushDeviceEnd(DeviceEnd):
         )
 
     def _tag(self, events: list[LinkEvent]) -> list[RoleEvent]:
+        if not events:
+            return []  # hot path: most calls have none
         src = self.src
         return [(src, e) for e in events]
 
@@ -70,10 +72,15 @@ class PushDeviceEnd(DeviceEnd):
         self.link.send(message, now, round, at)
 
     def receive(self, data: bytes, now: float) -> list[RoleEvent]:
-        return self._tag(self.link.receive(data, now))
+        src = self.src  # hot path: _tag inlined
+        return [(src, e) for e in self.link.receive(data, now)]
 
     def poll(self, now: float) -> list[RoleEvent]:
-        return self._tag(self.link.poll(now))
+        events = self.link.poll(now)
+        if not events:
+            return []  # hot path: most polls find nothing due
+        src = self.src
+        return [(src, e) for e in events]
 
     def next_deadline(self) -> float | None:
         return self.link.next_deadline()

@@ -12,6 +12,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Protocol
 
 from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
@@ -32,6 +33,25 @@ RETRIES = 5
 SLOW_RETRY_S = 1.0
 HEARTBEAT_S = 1.0
 SILENCE_S = 3.0
+_isinf = math.isinf
+# hot path: a Frame filled through its slot descriptors, as the frozen dataclass __init__ does, less its overhead
+# (known_frames does the same for decoded frames).
+_new = object.__new__
+_SET_SEQ, _SET_SRC, _SET_MESSAGE, _SET_VERSION, _SET_ROUND, _SET_AT = (
+    getattr(Frame, f.name).__set__ for f in dataclass_fields(Frame)
+)
+
+
+def _frame(seq: int, src: Source, message: Message, version: int, round: str | None, at: int | None) -> Frame:
+    """``Frame(seq, src, message, version, round, at)``, the same frame built faster."""
+    frame = _new(Frame)
+    _SET_SEQ(frame, seq)
+    _SET_SRC(frame, src)
+    _SET_MESSAGE(frame, message)
+    _SET_VERSION(frame, version)
+    _SET_ROUND(frame, round)
+    _SET_AT(frame, at)
+    return frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +218,7 @@ class Link:
         self._last_tx = now
 
     def _control(self, message: Message, now: float) -> None:
-        self._emit(self._encode(Frame(0, self.src, message, PROTOCOL_VERSION)), now)
+        self._emit(self._encode(_frame(0, self.src, message, PROTOCOL_VERSION, None, None)), now)
 
     def _pump(self, now: float) -> None:
         if not self.opened:
@@ -206,13 +226,15 @@ class Link:
         while self.queue and self.inflight is None:
             item = self.queue.popleft()
             seq = self._seq()
-            raw = self._encode(Frame(seq, self.src, item.message, round=item.round, at=item.at))
+            raw = self._encode(_frame(seq, self.src, item.message, PROTOCOL_VERSION, item.round, item.at))
             self._emit(raw, now)
             if self.require_ack:
                 self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s)
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""
+        if not self._out:
+            return b""  # hot path: most calls find nothing to write
         out = bytes(self._out)
         self._out.clear()
         return out
@@ -232,7 +254,11 @@ class Link:
                 self.up = True
                 self._events.append(LinkChanged(True, f"frame from {item.src}"))
             self._on_frame(item, now)
-        return self.take_events()
+        events = self._events  # hot path: take_events inlined
+        if events:
+            self._events = []
+            return events
+        return []
 
     def _on_frame(self, frame: Frame, now: float) -> None:
         msg = frame.message
@@ -265,8 +291,11 @@ class Link:
         self._events.append(Received(frame))
 
     def take_events(self) -> list[LinkEvent]:
-        events, self._events = self._events, []
-        return events
+        events = self._events
+        if events:  # hot path: most calls find none, and the empty list may stay
+            self._events = []
+            return events
+        return []
 
     # --- timers -----------------------------------------------------------------------------------
     def poll(self, now: float) -> list[LinkEvent]:
@@ -286,19 +315,26 @@ class Link:
             self._events.append(LinkChanged(False, f"nothing received for {self.silence_s:g} s"))
         if self.opened and now >= self._last_tx + self.heartbeat_s:
             self._control(Heartbeat(), now)
-        return self.take_events()
+        events = self._events  # hot path: take_events inlined
+        if events:
+            self._events = []
+            return events
+        return []
 
     def next_deadline(self) -> float | None:
         """The earliest time :meth:`poll` has work to do, or None when closed."""
         if not self.opened:
             return None
-        times = [self._last_tx + self.heartbeat_s]
-        if self.inflight is not None:
-            times.append(self.inflight.due)
+        # hot path: the least of the three times by comparisons, not min() of a list
+        soonest = self._last_tx + self.heartbeat_s
+        flight = self.inflight
+        if flight is not None and flight.due < soonest:
+            soonest = flight.due
         if self.up:
-            times.append(self._last_rx + self.silence_s)
-        soonest = min(times)
-        return None if math.isinf(soonest) else soonest
+            quiet = self._last_rx + self.silence_s
+            if quiet < soonest:
+                soonest = quiet
+        return None if _isinf(soonest) else soonest
 
     def close(self) -> None:
         """Stop sending (port gone); queued and in-flight messages are kept for the next :meth:`open`."""
