@@ -190,10 +190,7 @@ class InProcessAdapter(GameServerAdapter):
         self.engine.tick()
         self._flush(arm=False)
         for port in ports:
-            out = port.line.take_output()  # hot path: :meth:`_write` inlined
-            if out:
-                with contextlib.suppress(TransportClosed):
-                    port.transport.write(out)
+            self._write(port)
         self._lines_written(now)
         self._arm()
 
