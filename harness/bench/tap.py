@@ -69,7 +69,7 @@ class RigTap(TableTap):
             pace,
             bench=bench.name,
             label=label,
-            seed=bench.seed,
+            seed=rig.emulated.model.seed,  # the run's root seed (``--seed``), not the bench file's default
             realtime=bench.realtime,
             players=sorted(rig.opening),
         )

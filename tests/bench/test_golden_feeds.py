@@ -15,10 +15,10 @@ from harness.cli import main
 BENCH = str(Path(__file__).resolve().parents[2] / "fixtures" / "benches" / "in-process.yaml")
 # (profile: "" for the bench's own, dialect, seed): SHA-256 of the feed of 30 rounds with 6 seats
 GOLDEN = {
-    ("chaotic", "xocdia-ascii", 7): "ddd07d2787cbb541f7eb0e8662da9c9c1d2aee43e371c79a516cd9d0ebd5764a",
-    ("standard", "xocdia-ascii", 3): "eb5ebee86f083b621f728c7a2c354e3abf4c9e4d6780eafc0e1183457e5f63f9",
-    ("", "xocdia-bus", 5): "2d8eafc435dd2f26eb0311cefe7c655140cfda9333b2f65c0cfa5c8f627a1a9d",
-    ("", "xocdia-jsonl", 5): "fed372306a7113682399e8d27d329351d42ec882cd5be9bd112776bc29b674bd",
+    ("chaotic", "xocdia-ascii", 7): "62f45166acaf36aa6f954f85cbf899fdc29bbce9ce6076a778ae52c48ba430b9",
+    ("standard", "xocdia-ascii", 3): "2da467f422ffec4940ac33ae48a228ddc944b63610b1a0417a43bf0a7cfa3358",
+    ("", "xocdia-bus", 5): "2db2c491d59d989ce4938c38687b1f47f7c6e174bc1b114adf4827ea812af84e",
+    ("", "xocdia-jsonl", 5): "1caebedb09f5c955f013128838e976e99503fcaf2bbc3753d6ead72e9b8f138c",
 }
 
 

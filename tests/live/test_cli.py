@@ -37,6 +37,15 @@ def test_run_records_its_feed_and_prints_json(recorded: tuple[Path, str], capsys
     assert events[-1].kind == FeedKind.END and events[-1].data["summary"].startswith("oracle: PASS")
 
 
+def test_a_run_records_the_seed_it_ran_with(tmp_path: Path) -> None:
+    record = tmp_path / "seeded.jsonl"
+    assert (
+        main(["run", "--bench", BENCH, "--rounds", "1", "--players", "1", "--seed", "7", "--record", str(record)]) == 0
+    )
+    events = read_feed(record.read_text(encoding="utf-8").splitlines())
+    assert [e.data["seed"] for e in events if e.kind == FeedKind.BENCH] == [7]  # not the bench file's 20261130
+
+
 def test_replay_summarises_a_recorded_run(recorded: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     record, argv = recorded
     if not record.exists():
