@@ -49,6 +49,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_serial.py
 	$(BIN)/python benchmarks/bench_campaign.py
 	$(BIN)/python benchmarks/bench_rig.py
+	$(BIN)/python benchmarks/bench_rig_floor.py
 	$(BIN)/python benchmarks/bench_certify.py
 
 # Mutation testing of the server's rules and settlement code with the certification suite (in-process bench) as
