@@ -181,12 +181,18 @@ def feed_ratio(plain: list[RigRun], fed: list[RigRun]) -> FeedRatio:
     return FeedRatio(best, statistics.median(pairs), pairs, wall)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+def rig_arguments(description: str) -> argparse.ArgumentParser:
+    """A parser with the options every rig benchmark takes: ``--rounds``, ``--players``, ``--repeat``, ``--seed``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--rounds", type=int, default=400)
     parser.add_argument("--players", type=int, default=10, help="seats of the random crowd")
     parser.add_argument("--repeat", type=int, default=3, help="best of K")
     parser.add_argument("--seed", type=int, default=None, help="root seed (default: the bench's)")
+    return parser
+
+
+def main() -> None:
+    parser = rig_arguments((__doc__ or "").splitlines()[0])
     parser.add_argument("--profile-out", default=None, help="write a cProfile (pstats) of one more rig run here")
     parser.add_argument("--json", action="store_true", help="print only the figures as JSON")
     parser.add_argument("--record", action="store_true", help="also time the rig writing its feed (run --record)")

@@ -35,7 +35,6 @@ shared machine compare the ratios, taken in the same run, more than the absolute
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
 import os
@@ -46,7 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench_rig import BENCH, model_run, rig_run, wallets  # this folder is on sys.path
+from bench_rig import BENCH, model_run, rig_arguments, rig_run, wallets  # this folder is on sys.path
 
 from gameserver.engine import RoundEngine
 from gameserver.events import Event
@@ -212,11 +211,7 @@ def replay(rec: Recording) -> tuple[Callable[[], object], Callable[[], list[Even
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=400)
-    parser.add_argument("--players", type=int, default=10, help="seats of the random crowd")
-    parser.add_argument("--repeat", type=int, default=3, help="best of K")
-    parser.add_argument("--seed", type=int, default=None, help="root seed (default: the bench's)")
+    parser = rig_arguments((__doc__ or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     args = parser.parse_args()
     if args.rounds < 1 or args.repeat < 1 or args.players < 1:
