@@ -191,17 +191,23 @@ def rig_arguments(description: str) -> argparse.ArgumentParser:
     return parser
 
 
+def parse_rig_arguments(parser: argparse.ArgumentParser) -> tuple[argparse.Namespace, Bench, int]:
+    """The parsed options, the in-process bench and the root seed (``--seed``, else the bench's). Exits 2 (argparse's
+    usage error) when ``--rounds``, ``--repeat`` or ``--players`` is below 1."""
+    args = parser.parse_args()
+    if args.rounds < 1 or args.repeat < 1 or args.players < 1:
+        parser.error("--rounds, --repeat and --players must be >= 1")
+    bench = load_bench(BENCH)
+    return args, bench, bench.seed if args.seed is None else args.seed
+
+
 def main() -> None:
     parser = rig_arguments((__doc__ or "").splitlines()[0])
     parser.add_argument("--profile-out", default=None, help="write a cProfile (pstats) of one more rig run here")
     parser.add_argument("--json", action="store_true", help="print only the figures as JSON")
     parser.add_argument("--record", action="store_true", help="also time the rig writing its feed (run --record)")
     parser.add_argument("--live", action="store_true", help="also time the rig serving its live page (run --live)")
-    args = parser.parse_args()
-    if args.rounds < 1 or args.repeat < 1 or args.players < 1:
-        parser.error("--rounds, --repeat and --players must be >= 1")
-    bench = load_bench(BENCH)
-    seed = bench.seed if args.seed is None else args.seed
+    args, bench, seed = parse_rig_arguments(parser)
 
     def plain() -> RigRun:
         return rig_run(bench, args.rounds, args.players, seed)

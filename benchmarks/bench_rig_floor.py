@@ -45,7 +45,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bench_rig import BENCH, model_run, rig_arguments, rig_run, wallets  # this folder is on sys.path
+from bench_rig import (  # this folder is on sys.path
+    model_run,
+    parse_rig_arguments,
+    rig_arguments,
+    rig_run,
+    wallets,
+)
 
 from gameserver.engine import RoundEngine
 from gameserver.events import Event
@@ -55,7 +61,7 @@ from gameserver.protocol import Decoder
 from gameserver.protocol import Frame as ServerFrame
 from gameserver.protocol import encode as server_encode
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
-from harness.bench.config import Bench, load_bench
+from harness.bench.config import Bench
 from harness.bench.rig import Rig
 from harness.wire.protocol.decoder import FrameDecoder
 from harness.wire.protocol.encoder import encode as harness_encode
@@ -213,11 +219,7 @@ def replay(rec: Recording) -> tuple[Callable[[], object], Callable[[], list[Even
 def main() -> None:
     parser = rig_arguments((__doc__ or "").splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-    args = parser.parse_args()
-    if args.rounds < 1 or args.repeat < 1 or args.players < 1:
-        parser.error("--rounds, --repeat and --players must be >= 1")
-    bench = load_bench(BENCH)
-    seed = bench.seed if args.seed is None else args.seed
+    args, bench, seed = parse_rig_arguments(parser)
     n = args.rounds
     rec = record(bench, n, args.players, seed)
     run, replayed = replay(rec)
