@@ -8,7 +8,11 @@ from gameserver.device_clock import DeviceClock
 from gameserver.dialects import DEFAULT as DEFAULT_DIALECT
 from gameserver.dialects import DIALECTS as SERVER_DIALECTS
 from gameserver.dialects import ServerLine, make_line
+from gameserver.engine import RoundEngine
+from gameserver.events import TableReport
+from gameserver.gateway import timed_report
 from gameserver.line_guard import LineGuard
+from gameserver.protocol import Frame, encode
 from harness.bench.adapters.bridge import BridgedLine
 from harness.wire.dialects.base import LineSpec
 from harness.wire.transports.base import Transport
@@ -40,6 +44,24 @@ class ServerPort:
             return False
         held = self.transport.next_release()
         return held is None or held > soon
+
+    def admit(self, frame: Frame, engine: RoundEngine) -> bool:
+        """The line guard's verdict on a new data frame, as the gateway's (``gameserver.gateway``): a frame from
+        another device than the line's, or an untagged round-deciding report, is counted, recorded as a
+        ``device_incident`` event of ``engine`` when worth one, and never reaches the engine."""
+        verdict = self.guard.check(frame)
+        if verdict.log and verdict.why is not None:
+            raw = encode(frame.seq, frame.src, frame.type, frame.fields).decode("latin-1").rstrip("\r\n")
+            engine.device_incident(self.name, verdict.why, raw)
+        return verdict.accept
+
+    def report_of(self, frame: Frame, now: float) -> TableReport | None:
+        """The engine report an admitted data frame makes (None: none), its device time turned into sim time by its
+        device's own clock (``gameserver.gateway.timed_report``)."""
+        clock = self.clocks.get(frame.src)
+        if clock is None:
+            clock = self.clocks[frame.src] = DeviceClock()
+        return timed_report(self.name, frame, clock, now)
 
     def _line(self, now: float) -> ServerLine:
         spec = self.spec

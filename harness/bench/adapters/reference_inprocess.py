@@ -6,15 +6,11 @@ and each line's ``gameserver.device_clock.DeviceClock`` turns a frame's device t
 table events travel as encoded frames through both codecs, as on a real bench. A grid timer
 (:mod:`harness.bench.gridtimer`) services the lines on the grid of :data:`SERVICE_S` sim seconds, only at the points
 where input arrived or a deadline is due: it feeds reports to the engine, ticks it, stores its events in an
-in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``).
+in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``). Fault
+injection kills and restarts it (``harness.faults.fault_adapters``; :class:`InProcessAdapter`).
 
-Fault injection's interface (``harness.faults.fault_adapters``): :meth:`InProcessAdapter.kill_server` stops the
-server as a kill -9 would (only the ledger survives), :meth:`InProcessAdapter.restart_server` starts a new one on
-the ledger, :attr:`InProcessAdapter.server_up` says which; every player and supervisor call fails with
-``unreachable`` in between.
-
-It is the one harness module that imports ``gameserver``; the import contracts keep ``gameserver`` out of the judge,
-the shared records, the errors and the wire (docs/architecture.md).
+The import contracts keep ``gameserver`` out of the judge, the shared records, the errors and the wire
+(docs/architecture.md); this adapter and its line ends import it.
 """
 
 from __future__ import annotations
@@ -27,14 +23,13 @@ from typing import Any
 
 import simpy
 
-from gameserver.device_clock import DeviceClock
 from gameserver.engine import RoundEngine
 from gameserver.events import EventKind, ReportKind, TableReport
-from gameserver.gateway import lamp_command, timed_report
+from gameserver.gateway import lamp_command
 from gameserver.ledger import InMemoryLedger
 from gameserver.model import EngineConfig, Rejection
 from gameserver.players import Sessions, bet_record
-from gameserver.protocol import BadFrame, Frame, encode
+from gameserver.protocol import BadFrame
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
@@ -46,8 +41,7 @@ from harness.wire.transports.base import Transport, TransportClosed
 __all__ = ["EARLY_S", "SERVICE_S", "InProcessAdapter", "ServerPort"]
 
 SERVICE_S = 0.005  # sim seconds between two grid points of the line service
-# The engine's event kinds that can be round events (``reference_events.ROUND_KINDS``); every kind that calls for a
-# lamp command (``gateway.lamp_command``) is one of them.
+# the engine's event kinds that can be round events; every kind with a lamp command is one (``lamp_command``)
 _ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
 _BET_ACCEPTED = EventKind.BET_ACCEPTED
 
@@ -233,32 +227,18 @@ class InProcessAdapter(GameServerAdapter):
             data = port.transport.read(0.0)
         except TransportClosed:
             data = b""
+        engine = self.engine
         for frame in port.line.feed(data, now) if data else ():
-            if isinstance(frame, BadFrame) or not self._admit(port, frame):
+            if isinstance(frame, BadFrame) or not port.admit(frame, engine):
                 continue
-            clock = port.clocks.get(frame.src)
-            if clock is None:
-                clock = port.clocks[frame.src] = DeviceClock()
-            report = timed_report(port.name, frame, clock, now)
+            report = port.report_of(frame, now)
             if report is not None:
-                self.engine.report(report)
+                engine.report(report)
         silent = port.line.tick(now)
         if silent:
-            detail = (
-                "link down: device silent" if len(port.line.roles) <= 1 else f"link down: {', '.join(silent)} silent"
-            )
-            self.engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=detail))
+            who = "device" if len(port.line.roles) <= 1 else ", ".join(silent)
+            engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=f"link down: {who} silent"))
         self._write(port)
-
-    def _admit(self, port: ServerPort, frame: Frame) -> bool:
-        """The line guard's verdict on a new data frame, as the gateway's (``gameserver.gateway``): a frame from
-        another device than the line's, or an untagged round-deciding report, is counted, recorded as a
-        ``device_incident`` event when worth one, and never reaches the engine."""
-        verdict = port.guard.check(frame)
-        if verdict.log and verdict.why is not None:
-            raw = encode(frame.seq, frame.src, frame.type, frame.fields).decode("latin-1").rstrip("\r\n")
-            self.engine.device_incident(port.name, verdict.why, raw)
-        return verdict.accept
 
     @staticmethod
     def _write(port: ServerPort) -> None:
