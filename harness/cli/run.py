@@ -48,7 +48,11 @@ def register(subparsers: Any) -> None:
         "--players", type=seat_count, default=4, help=f"seats of the random crowd, 0-{MAX_SEATS} (default 4)"
     )
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed (default: the bench's)")
-    p.add_argument("--profile", default="", help="table profile (default: the bench's); the server's timings follow it")
+    p.add_argument(
+        "--profile",
+        default="",
+        help="table profile (default: the bench's); the server's timings follow another profile than the bench's",
+    )
     p.add_argument("--script", default="", help="incident script YAML (forced incidents on chosen rounds)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     add_dialect_option(p)
@@ -72,7 +76,7 @@ def _with_profile(bench: Bench, name: str) -> Bench:
 
 def run(args: argparse.Namespace) -> int:
     bench = load_bench(args.bench, args.dialect)
-    if args.profile:
+    if args.profile and args.profile != bench.profile:  # the bench file's timing is already made for its profile
         bench = _with_profile(bench, args.profile)
     players = {f"p{seat:02d}.{visit}": WALLET for seat in range(1, args.players + 1) for visit in range(1, VISITS + 1)}
     script = _script(args.script)

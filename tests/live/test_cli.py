@@ -46,6 +46,15 @@ def test_a_run_records_the_seed_it_ran_with(tmp_path: Path) -> None:
     assert [e.data["seed"] for e in events if e.kind == FeedKind.BENCH] == [7]  # not the bench file's 20261130
 
 
+def test_naming_the_bench_s_own_profile_keeps_the_bench_s_timing(capsys: pytest.CaptureFixture[str]) -> None:
+    # the in-process bench's certification profile needs the bench file's 1 s betting period: its own 0.25 s is
+    # shorter than its dealer takes to place the bowl, so the server would void every round (SH-4a)
+    argv = ["run", "--bench", BENCH, "--rounds", "3", "--players", "1", "--profile", "certification", "--json"]
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["ends"] == {"settled": 3} and summary["oracle"]["passed"] is True
+
+
 def test_replay_summarises_a_recorded_run(recorded: tuple[Path, str], capsys: pytest.CaptureFixture[str]) -> None:
     record, argv = recorded
     if not record.exists():
