@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from gameserver.fastinit import fast_init
+
 
 class EventKind(StrEnum):
     """Every kind of event the engine emits. ``SIGNIFICANT`` lists the ones GLI 2.8.8 asks to be flagged."""
@@ -49,7 +51,8 @@ SIGNIFICANT: frozenset[EventKind] = frozenset(
 PUBLIC: frozenset[EventKind] = frozenset(EventKind) - {EventKind.BET_ACCEPTED, EventKind.WALLET_OPENED}
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class Event:
     """One entry of the append-only log: ``seq`` strictly increases, ``at`` never decreases."""
 
@@ -58,18 +61,6 @@ class Event:
     kind: EventKind
     round_id: int | None
     data: dict[str, Any] = field(default_factory=dict)
-
-    def __init__(
-        self, seq: int, at: float, kind: EventKind, round_id: int | None, data: dict[str, Any] | None = None
-    ) -> None:
-        """The fields in order; ``data`` defaults to a new empty dict."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["seq"] = seq
-        own["at"] = at
-        own["kind"] = kind
-        own["round_id"] = round_id
-        own["data"] = {} if data is None else data
 
     @property
     def significant(self) -> bool:
@@ -102,7 +93,8 @@ class ReportKind(StrEnum):
     RESOLVED = "resolved"  # CONSOLE RESOLVED (ERR-2)
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class TableReport:
     """One fact about the physical table.
 
@@ -122,26 +114,3 @@ class TableReport:
     detail: str = ""
     round_tag: str | None = None
     happened_at: float | None = None
-
-    def __init__(
-        self,
-        kind: ReportKind,
-        device: str = "",
-        faces: str | None = None,
-        overlap: bool = False,
-        touch: bool = False,
-        detail: str = "",
-        round_tag: str | None = None,
-        happened_at: float | None = None,
-    ) -> None:
-        """The fields in order, with their defaults."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["kind"] = kind
-        own["device"] = device
-        own["faces"] = faces
-        own["overlap"] = overlap
-        own["touch"] = touch
-        own["detail"] = detail
-        own["round_tag"] = round_tag
-        own["happened_at"] = happened_at

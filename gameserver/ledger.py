@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from gameserver.bets import BetResult, BetType, bet_result_of, bet_type_of
 from gameserver.events import Event, EventKind
+from gameserver.fastinit import fast_init
 from gameserver.model import BetAck, BetRecord, EngineSnapshot, Phase, RoundRecord
 
 #: BETS.csv columns (shared data formats).
@@ -30,7 +31,8 @@ _ENDING = {
 }
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class RoundRow:
     """A round as recorded: ``phase`` is betting|closed|settled|void|cancelled."""
 
@@ -44,33 +46,6 @@ class RoundRow:
     clause: str = ""
     reason: str = ""
     corrected: bool = False
-
-    def __init__(
-        self,
-        round_id: int,
-        phase: Phase,
-        opened_at: float,
-        closes_at: float,
-        ended_at: float | None = None,
-        faces: str | None = None,
-        reshakes: int = 0,
-        clause: str = "",
-        reason: str = "",
-        corrected: bool = False,
-    ) -> None:
-        """The fields in order, with their defaults."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["round_id"] = round_id
-        own["phase"] = phase
-        own["opened_at"] = opened_at
-        own["closes_at"] = closes_at
-        own["ended_at"] = ended_at
-        own["faces"] = faces
-        own["reshakes"] = reshakes
-        own["clause"] = clause
-        own["reason"] = reason
-        own["corrected"] = corrected
 
     @property
     def status(self) -> str:
@@ -107,7 +82,8 @@ class RoundRow:
         ]
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class BetRow:
     """A bet as recorded (bet record / game recall). ``balance_after`` is the balance right after the bet's
     own settlement credit, or right after its stake was taken while it is pending."""
@@ -125,39 +101,6 @@ class BetRow:
     result: BetResult = BetResult.PENDING
     returned: int = 0
     settled_at: float | None = None
-
-    def __init__(
-        self,
-        bet_id: int,
-        client_bet_id: str,
-        round_id: int,
-        player_id: str,
-        placed_at: float,
-        bet_type: BetType,
-        wagered: int,
-        balance_before: int,
-        balance_after: int,
-        request_hash: str,
-        result: BetResult = BetResult.PENDING,
-        returned: int = 0,
-        settled_at: float | None = None,
-    ) -> None:
-        """The fields in order, with their defaults."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["bet_id"] = bet_id
-        own["client_bet_id"] = client_bet_id
-        own["round_id"] = round_id
-        own["player_id"] = player_id
-        own["placed_at"] = placed_at
-        own["bet_type"] = bet_type
-        own["wagered"] = wagered
-        own["balance_before"] = balance_before
-        own["balance_after"] = balance_after
-        own["request_hash"] = request_hash
-        own["result"] = result
-        own["returned"] = returned
-        own["settled_at"] = settled_at
 
     def ack(self) -> BetAck:
         """The acknowledgement this bet got when it was confirmed."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from gameserver.bets import STAKE_QUANTUM, BetResult, BetType
 from gameserver.events import TableReport
+from gameserver.fastinit import fast_init
 
 
 class Phase(StrEnum):
@@ -91,7 +92,8 @@ class Rejection(Exception):
         self.message = message
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class BetAck:
     """The acknowledgement of a confirmed bet (also what an idempotent replay returns)."""
 
@@ -104,31 +106,6 @@ class BetAck:
     placed_at: float
     balance_before: int
     balance_after: int
-
-    def __init__(
-        self,
-        bet_id: int,
-        client_bet_id: str,
-        player_id: str,
-        round_id: int,
-        bet_type: BetType,
-        stake: int,
-        placed_at: float,
-        balance_before: int,
-        balance_after: int,
-    ) -> None:
-        """The fields in order."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["bet_id"] = bet_id
-        own["client_bet_id"] = client_bet_id
-        own["player_id"] = player_id
-        own["round_id"] = round_id
-        own["bet_type"] = bet_type
-        own["stake"] = stake
-        own["placed_at"] = placed_at
-        own["balance_before"] = balance_before
-        own["balance_after"] = balance_after
 
     def to_json(self) -> dict[str, Any]:
         """JSON-compatible form."""

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gameserver.fastinit import fast_init
+
 VERSION = 1
 MAX_FRAME = 128
 SOURCES = frozenset({"BOWL", "SHAKER", "READER", "LAMP", "CONSOLE", "SRV"})
@@ -99,7 +101,8 @@ def _fields_ok(src: str, type_: str, fields: tuple[tuple[str, str], ...] | list[
     return all(ok(v) for (_, ok), (_, v) in zip(spec, fields, strict=True))
 
 
-@dataclass(frozen=True, init=False)
+@fast_init
+@dataclass(frozen=True)
 class Frame:
     """A valid frame. ``fields`` keep wire order."""
 
@@ -107,15 +110,6 @@ class Frame:
     src: str
     type: str
     fields: tuple[tuple[str, str], ...] = ()
-
-    def __init__(self, seq: int, src: str, type: str, fields: tuple[tuple[str, str], ...] = ()) -> None:
-        """The fields in order."""
-        # hot path: a frozen dataclass's generated __init__ sets each field through object.__setattr__
-        own = self.__dict__
-        own["seq"] = seq
-        own["src"] = src
-        own["type"] = type
-        own["fields"] = fields
 
     @property
     def control(self) -> bool:
