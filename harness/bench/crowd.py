@@ -14,7 +14,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
-from harness.bench.gridtimer import GridTimer
+from harness.bench.gridtimer import At, GridTimer
 from simulator.eventlog import EventLog
 from simulator.events import BetSent, Event
 
@@ -69,17 +69,12 @@ class CrowdForwarder:
         self.send(arrival.bet)
 
 
-class _Arrival(simpy.Event):
+class _Arrival(At):
     """A bet's arrival: scheduled as ``env.timeout(delay)`` schedules its event (NORMAL priority, ``now + delay``),
     calling ``deliver`` with itself when processed."""
 
     def __init__(
         self, env: simpy.Environment, delay: float, bet: BetSent, deliver: Callable[[simpy.Event], None]
     ) -> None:
-        # hot path: Event.__init__ inlined, as SimPy's own Timeout does
-        self.env = env
-        self.callbacks = [deliver]
-        self._ok = True
-        self._value = None
         self.bet = bet
-        env.schedule(self, NORMAL, delay)
+        super().__init__(env, delay, NORMAL, deliver)

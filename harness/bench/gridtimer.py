@@ -58,9 +58,9 @@ class _Grid:
 AHEAD_OF_TIMEOUTS = 0.5
 
 
-class _At(simpy.Event):
+class At(simpy.Event):
     """A timeout with a chosen priority (SimPy's own :class:`simpy.Timeout` is always NORMAL), already triggered,
-    whose processing calls ``callback``."""
+    whose processing calls ``callback``: scheduled as ``env.schedule(event, priority, delay)`` schedules it."""
 
     def __init__(
         self, env: simpy.Environment, delay: float, priority: float, callback: Callable[[simpy.Event], None]
@@ -165,7 +165,7 @@ class GridTimer:
             delay = math.nextafter(delay, math.inf)
         while now + delay > target:
             delay = math.nextafter(delay, -math.inf)
-        return _At(self.env, delay, self.priority, callback)
+        return At(self.env, delay, self.priority, callback)
 
     def _on_point_before(self, event: simpy.Event) -> None:
         if event is not self._pending or not self._running or self._grid is None:
