@@ -141,15 +141,11 @@ class DeviceHub:
                 or (nxt is not None and nxt <= soon)
                 or port.connected != port.transport.connected
             ):
-                # hot path: the steps of _check_connection, _read, _dispatch and _flush inlined where they are no-ops
+                # hot path: the steps of _dispatch and _flush inlined where they are no-ops
                 transport = port.transport
                 port.dirty = False
                 tick = transport.tick(now)  # first: it may accept a client or release delayed bytes
-                if transport.connected:
-                    if not port.connected:
-                        self._opened(port, now)
-                elif port.connected:
-                    self._lost(port, now)
+                self._check_connection(port, now)
                 if port.connected:
                     end = port.end
                     self._read(port, now)
@@ -235,5 +231,5 @@ class DeviceHub:
         for src, event in events:
             if on_event is not None:
                 on_event(src, event, now)
-            if on_command is not None and type(event) is Received:
+            if on_command is not None and isinstance(event, Received):
                 on_command(src, event.frame.message, now)
