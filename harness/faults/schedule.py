@@ -9,6 +9,7 @@ betting_open, ...; got 'open'``. The data model and :func:`plan` are :mod:`harne
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from harness.errors import InputError
@@ -188,6 +189,8 @@ def load_schedule(path: str | Path) -> Schedule:
     return schedule_from_text(read_text(p, "schedule", ScheduleError, shown=path), p.name)
 
 
+@lru_cache(maxsize=32)
 def schedule_from_text(text: str, source: str = "schedule") -> Schedule:
-    """Parse and validate schedule YAML text. Raises ScheduleError."""
+    """Parse and validate schedule YAML text. Raises ScheduleError. The same text is parsed once per process (a
+    campaign's workers receive it once per seed); schedules are frozen, so the cached value cannot be changed."""
     return parse_schedule(parse_yaml(text, source, ScheduleError), source, text)

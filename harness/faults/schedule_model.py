@@ -12,6 +12,7 @@ import hashlib
 import random
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 import yaml
@@ -201,8 +202,15 @@ class Schedule:
         return yaml.safe_dump(self.to_data(), sort_keys=False)
 
     def digest(self) -> str:
-        """SHA-256 of the schedule's canonical YAML (independent of comments and key order in the file)."""
-        return hashlib.sha256(self.to_yaml().encode()).hexdigest()
+        """SHA-256 of the schedule's canonical YAML (independent of comments and key order in the file). Computed
+        once per distinct schedule in a process: a campaign asks for it once per seed."""
+        return _digest(self)
+
+
+@lru_cache(maxsize=64)
+def _digest(schedule: Schedule) -> str:
+    """:meth:`Schedule.digest` (schedules are frozen values, so equal schedules have the same digest)."""
+    return hashlib.sha256(schedule.to_yaml().encode()).hexdigest()
 
 
 def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
