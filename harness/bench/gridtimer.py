@@ -133,6 +133,15 @@ class GridTimer:
         """Fire at the first grid point strictly after ``t`` that has not fired yet: for a change made at ``t`` by
         an event that the polling loop's own step at ``t`` would have preceded (one scheduled after that step's
         timeout was, e.g. by another grid service with a shorter step)."""
+        armed, grid = self._armed, self._grid
+        if armed != -1 and grid is not None and self._running and t != math.inf:
+            now = self.env._now  # hot path: as in arm_at, for the point strictly after ``t``
+            target = t if t > now else now
+            points, base = grid.points, grid.base
+            if points[armed - base] <= target:
+                return  # a point at or before the one asked for is armed already: it fires first
+            if armed - 1 <= self._fired or points[armed - 1 - base] < target or points[armed - 1 - base] == t:
+                return  # the armed point is the first strictly after the one asked for
         self._arm(t, after=True)
 
     def _arm(self, t: float, after: bool) -> None:

@@ -124,7 +124,8 @@ class FaultableInProcessAdapter(InProcessAdapter):
             self._release.arm_at(min(times) - EARLY_S)
 
     def _lines_written(self, now: float) -> None:
-        self._arm_release()
+        if self._faulty:
+            self._arm_release()
 
     def serial_port(self, device: str) -> FaultyTransport | None:
         """The wrapped server end of ``device``'s line; None when it is not wrapped (``serial_faults: false``)."""

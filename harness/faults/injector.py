@@ -287,17 +287,17 @@ class _Run:
         self.truth_seen = len(truth)
         if self._up():
             try:
-                events = self.rig.adapter.round_events()
+                events = self.rig.adapter.round_events_since(self.events_seen)
             except AdapterError:
                 events = []
-            for e in events[self.events_seen :]:
+            for e in events:
                 if e.kind == RoundEventKind.CLOSED and e.round_id not in self.closed_seen:
                     self.closed_seen.add(e.round_id)
                     self._note(OpFunction.CLOSED, round_id=e.round_id)
                 elif e.ends_round and e.round_id not in self.ended:
                     self.ended.add(e.round_id)
                     self._note(OpFunction.ENDED, round_id=e.round_id, detail=e.kind)
-            self.events_seen = max(self.events_seen, len(events))
+            self.events_seen += len(events)
         if self.rid:
             sim = self.rig.driver.rounds.get(self.rid)
             self.phases |= self.truth_phases.get(sim, set()) if sim is not None else set()

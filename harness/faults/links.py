@@ -69,6 +69,8 @@ class PlayerLinks:
     def route(self, player: str) -> Route:
         """The route of a request sent now; disconnect beats blackhole beats reset; latencies add up."""
         faults = self.active.get(player, ())
+        if not faults:
+            return _CLEAR
         delay = sum(f.delay for f in faults if f.kind == FaultKind.PLAYER_LATENCY)
         for mode, kind in _ROUTE_FAULTS:
             if any(f.kind == kind for f in faults):
@@ -76,6 +78,7 @@ class PlayerLinks:
         return Route(RouteMode.OK, delay)
 
 
+_CLEAR = Route(RouteMode.OK)  # a player with no fault on its link
 _ROUTE_FAULTS = (  # in order of precedence
     (RouteMode.DOWN, FaultKind.PLAYER_DISCONNECT),
     (RouteMode.BLACKHOLE, FaultKind.PLAYER_BLACKHOLE),

@@ -7,7 +7,7 @@ from collections.abc import Generator
 from typing import Any
 
 import simpy
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.bench.gridtimer import GridTimer
@@ -153,3 +153,48 @@ def test_overlapping_requests_fire_the_earliest_first_point_asked_for(
         event.callbacks.append(lambda _e, t=t: timer.arm_at(t))
     env.run(until=origin + 3.0)
     assert fired == _reference(points, made)
+
+
+def _firings(origin: float, made: list[tuple[float, float]], arm: str) -> list[float]:
+    env = simpy.Environment(initial_time=origin)
+    fired: list[float] = []
+    timer = GridTimer(env, STEP, fired.append)
+    timer.start()
+
+    def request(t: float) -> None:
+        if arm == "after":
+            timer.arm_after(t)
+        else:
+            timer._arm(t, after=True)  # the full search, without the fast path's early returns
+
+    for a, t in made:
+        event = env.timeout(a - origin)
+        event.callbacks.append(lambda _e, t=t: request(t))
+    env.run(until=origin + 3.0)
+    return fired
+
+
+@settings(max_examples=80, deadline=None)
+@example(origin=0.0, requests=[(3, 0.0, 7, 0.0), (10, 0.0, -1, 0.0)])  # a request, at a point not fired, for the past
+@given(
+    origin=st.sampled_from([0.0, 0.3, 1234.5678]),
+    requests=st.lists(
+        st.tuples(
+            st.integers(1, 400),  # made at this grid point ...
+            st.sampled_from([0.0, 1e-9, -1e-9, STEP / 2]),  # ... or a hair off it
+            st.integers(-40, 200),  # for that many points later (or earlier) ...
+            st.sampled_from([0.0, 0.0, 1e-9, -1e-9, STEP / 3]),  # ... exactly on a point, or off it
+        ),
+        max_size=14,
+    ),
+)
+def test_arm_after_fires_what_the_full_search_fires(
+    origin: float, requests: list[tuple[int, float, int, float]]
+) -> None:
+    """``arm_after``'s early returns (the armed point is already the first strictly after ``t``) must change nothing:
+    the same firings as the full search, with requests made on and next to grid points, for points on and off the
+    grid, in the past and the future (the case of a point equal to ``t`` is the one "strictly after" turns on)."""
+    points = _polling_times(origin, origin + 3.0)
+    made = [(points[i] + da, points[max(0, min(len(points) - 1, i + k))] + dt) for i, da, k, dt in requests]
+    made = [(a, t) for a, t in made if a > origin]
+    assert _firings(origin, made, "after") == _firings(origin, made, "full")
