@@ -138,9 +138,11 @@ class Dealer:
                 return
             if "S" not in faces:
                 break
-            if not (yield from self._may_reshake(book)):
+            budget = yield from self._may_reshake(book)
+            if budget is None:
                 return
             book.reshakes += 1
+            book.since_resume += budget
             emit((Reshake, env.now, r, ReshakeReason.STANDING, book.reshakes))
             yield timeout(self.place())
             emit((BowlPlaced, env.now, r))
@@ -182,27 +184,32 @@ class Dealer:
                 return None if book.ended else facts
             yield timeout(duration * facts.drop_at)
             emit((Dropped, env.now, r, book.shakes, facts.drop, facts.drop_token))
-            if book.ended or not (yield from self._may_reshake(book)):
+            if book.ended:
+                return None
+            budget = yield from self._may_reshake(book)
+            if budget is None:
                 return None
             yield timeout(self.reassemble())
             emit((Reassembled, env.now, r))
             if book.ended:
                 return None
             book.reshakes += 1
+            # counted when it happens: a resume during the reassembly (another problem's pause) starts a new budget
+            book.since_resume += budget
             emit((Reshake, env.now, r, ReshakeReason.DROP, book.reshakes))
             emit((BowlPlaced, env.now, r))
             if book.ended:
                 return None
 
-    def _may_reshake(self, book: RoundBook) -> Proc:
-        """Whether the round goes on with the re-shake it needs (SH-2, SH-3). Past ``max_reshakes`` re-shakes since
-        the last resume, ERR-1: the table pauses and the supervisor comes; he resolves it in a time drawn from
+    def _may_reshake(self, book: RoundBook) -> Generator[Any, Any, int | None]:
+        """Whether the round goes on with the re-shake it needs (SH-2, SH-3): None if not, else what the re-shake
+        adds to ``since_resume`` when it happens. Within ``max_reshakes`` re-shakes since the last resume: 1. Past
+        them, ERR-1: the table pauses and the supervisor comes; he resolves it in a time drawn from
         ``problems.resolve`` (or the script's ``supervisor``): within ``pause_timeout`` the round resumes (ERR-2)
         and this re-shake belongs to the budget before the resume (a game server counts it when the report arrives,
-        before its pause); otherwise the round is cancelled (ERR-3)."""
+        before its pause): 0; otherwise the round is cancelled (ERR-3): None."""
         if book.since_resume < self.cap:
-            book.since_resume += 1
-            return True
+            return 1
         table = self.table
         table.pause(book, PauseReason.RESHAKE_CAP)
         settings = table.profile
@@ -212,12 +219,12 @@ class Dealer:
         limit = settings.table.pause_timeout
         yield self._timeout(min(resolve, limit))
         if book.ended:
-            return False
+            return None
         if resolve <= limit:
             table.resume(book)  # the budget starts again: ``since_resume`` is 0
-            return True
+            return 0
         table.end_round(book, RoundStatus.CANCELLED, "ERR-3")
-        return False
+        return None
 
     def _unpaused(self, book: RoundBook) -> Proc:
         """ERR-1: wait while the round is paused, by the table (its own problem) or by the system (the lamp shows

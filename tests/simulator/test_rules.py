@@ -347,3 +347,23 @@ def test_a_script_adding_two_reshakes_to_round_3_leaves_every_other_round_unchan
     after = outcomes(run_table(profile, seed=0, rounds=60, script=script))
     assert after[3][4] == 2  # the script did add two re-shakes
     assert {r: o for r, o in before.items() if r != 3} == {r: o for r, o in after.items() if r != 3}
+
+
+def test_a_reshake_after_a_resume_counts_in_the_new_budget(quiet: Data) -> None:
+    # cap 1. The bowl drops during shake 1 (in [1, 5)); an equipment problem pauses the round at 5 and is resolved at
+    # 7, during the 8 s reassembly. Re-shake 1 happens after that resume, so it is the first of the new budget (as
+    # a game server counts it, from the report it gets after the resume): the drop on shake 2 is past the cap.
+    script = [
+        {"round": 1, "shake": 1, "drop": "bowl", "problem": {"after": 5.0, "resolve": 2.0}, "supervisor": 10.0},
+        {"round": 1, "shake": 2, "drop": "plate"},
+        {"round": 1, "shake": 3, "faces": "r w w w"},
+    ]
+    events = round_one(quiet, script, table__max_reshakes=1)
+    moves = [k for k in kinds(events) if k not in ("round_opened", "betting_closed", "tokens_placed")]
+    assert moves[: moves.index("shake_started", 2) + 1] == [
+        "bowl_placed", "shake_started", "dropped", "paused", "resumed", "reassembled", "reshake", "bowl_placed",
+        "shake_started",
+    ]  # fmt: skip
+    assert [p.reason for p in only(events, Paused)] == [PauseReason.EQUIPMENT, PauseReason.RESHAKE_CAP]
+    end = only(events, RoundEnded)[0]
+    assert (end.status, end.faces, end.reshakes) == (RoundStatus.SETTLED, "RWWW", 2)
