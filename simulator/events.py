@@ -58,7 +58,7 @@ class Event:
         return record_dict(cls, [getattr(self, name) for name in field_names(cls)])
 
 
-_TIME_FIELDS = frozenset({"t", "deadline", "arrives"})
+TIME_FIELDS = frozenset({"t", "deadline", "arrives"})  # written rounded to the microsecond
 _NAMES: dict[type[Event], tuple[tuple[str, bool], ...]] = {}
 
 
@@ -70,7 +70,7 @@ def field_names(cls: type[Event]) -> tuple[str, ...]:
 def _names(cls: type[Event]) -> tuple[tuple[str, bool], ...]:
     names = _NAMES.get(cls)
     if names is None:
-        names = _NAMES[cls] = tuple((f.name, f.name in _TIME_FIELDS) for f in fields(cls))
+        names = _NAMES[cls] = tuple((f.name, f.name in TIME_FIELDS) for f in fields(cls))
     return names
 
 
@@ -315,26 +315,45 @@ _REASON_ENUM: dict[type[Event], type[StrEnum]] = {Reshake: ReshakeReason, Paused
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
-    """Rebuild an event from :meth:`Event.to_dict` output.
+    """Rebuild an event from :meth:`Event.to_dict` output (``seq`` allowed besides).
 
     Raises:
-        ValueError: unknown ``kind``, missing or unexpected fields, or a value outside its enum.
+        ValueError: not a JSON object, unknown ``kind``, missing or unexpected fields, or a value outside its enum.
     """
+    if type(data) is not dict:
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
     kind = data.get("kind")
-    cls = EVENT_BY_KIND.get(str(kind))
-    if cls is None:
+    spec = _SPECS.get(kind) if type(kind) is str else None
+    if spec is None:
         raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(sorted(EVENT_BY_KIND))}")
-    names = field_names(cls)
+    cls, names, converters = spec
+    # hot path: ``kind``, maybe ``seq``, and exactly the class's fields (the count, then each name, rules out extras)
+    if len(data) == len(names) + (2 if "seq" in data else 1) and all(n in data for n in names):
+        values = [data[n] for n in names]
+        for i, convert, keeps_none in converters:
+            if not keeps_none or values[i] is not None:
+                values[i] = convert(values[i])
+        return cls(*values)
     extra = set(data) - set(names) - {"kind", "seq"}
     missing = [n for n in names if n not in data]
-    if extra or missing:
-        raise ValueError(f"{kind}: missing fields {missing}, unexpected fields {sorted(extra)}")
-    values: dict[str, Any] = {}
-    for name in names:
-        value = data[name]
+    raise ValueError(f"{kind}: missing fields {missing}, unexpected fields {sorted(extra)}")
+
+
+_Converter = tuple[int, type[StrEnum], bool]
+
+
+def _converters(cls: type[Event]) -> tuple[_Converter, ...]:
+    """Each enum field of ``cls``: its position, its enum, and whether None is kept as it is (a ``reason`` is always
+    one of its class's reasons; the other enum fields may be None)."""
+    out: list[_Converter] = []
+    for i, name in enumerate(field_names(cls)):
         if name == "reason":
-            value = _REASON_ENUM[cls](value)
-        elif name in _ENUM_FIELDS and value is not None:
-            value = _ENUM_FIELDS[name](value)
-        values[name] = value
-    return cls(**values)
+            out.append((i, _REASON_ENUM[cls], False))
+        elif name in _ENUM_FIELDS:
+            out.append((i, _ENUM_FIELDS[name], True))
+    return tuple(out)
+
+
+_SPECS: dict[str, tuple[type[Event], tuple[str, ...], tuple[_Converter, ...]]] = {
+    cls.kind: (cls, field_names(cls), _converters(cls)) for cls in EVENT_TYPES
+}

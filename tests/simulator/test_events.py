@@ -68,6 +68,11 @@ def test_each_line_is_numbered_and_names_its_kind_first() -> None:
             "line 2: tokens_placed: missing fields [], unexpected fields ['x']",
         ),
         ('{"kind": "dropped", "t": 1, "round": 1, "shake": 1, "item": "cup", "token": null}', "line 2: "),
+        ('{"kind": "reshake", "t": 1, "round": 1, "count": 1, "reason": null}', "line 2: "),
+        ('{"kind": "tokens_placed", "t": 1, "seq": 3, "x": 2}', "line 2: tokens_placed: missing fields ['round']"),
+        ('{"kind": ["round_ended"], "t": 1}', "line 2: unknown event kind ['round_ended']"),
+        ("[1, 2]", "line 2: expected a JSON object, got list"),
+        ('"round_ended"', "line 2: expected a JSON object, got str"),
     ],
 )
 def test_a_bad_line_is_named_by_number(line: str, message: str) -> None:

@@ -1,0 +1,69 @@
+"""The event log's JSON Lines are written field by field (:func:`simulator.eventlog.jsonl_line`); each line must be
+byte for byte what the JSON encoder writes of ``{"seq": seq, **record_dict(...)}``, for every event class and every
+value a field may hold, because seeded event logs are pinned by their bytes (test_golden_digest.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simulator.bets import BetType
+from simulator.eventlog import jsonl_line
+from simulator.events import EVENT_TYPES, BetSent, DropItem, RoundStatus, field_names, record_dict
+
+_ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
+
+_values = st.one_of(
+    st.integers(),
+    st.floats(),  # nan, inf, -0.0, subnormals
+    st.text(max_size=8),  # quotes, backslashes, control characters, non-ASCII, lone surrogates
+    st.none(),
+    st.booleans(),
+    st.sampled_from([*RoundStatus, *DropItem, *BetType]),
+    st.lists(st.integers(0, 4), max_size=4).map(tuple),
+)
+_times = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.integers(-(10**12), 10**12))
+
+
+def _reference(seq: int, record: tuple[object, ...]) -> str:
+    cls, *values = record
+    if cls is BetSent and len(values) > 3 and type(values[3]) is int:  # a bet's number stands for its id
+        values[3] = f"{values[2]}-{values[3]}"
+    return _ENCODE({"seq": seq, **record_dict(cls, values)})  # type: ignore[arg-type]
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> tuple[object, ...]:
+    cls = draw(st.sampled_from(EVENT_TYPES))
+    values = [draw(_times if name in ("t", "deadline", "arrives") else _values) for name in field_names(cls)]
+    return (cls, *values)
+
+
+@given(seq=st.integers(0, 10**9), record=_records())
+def test_a_line_is_what_the_encoder_writes(seq: int, record: tuple[object, ...]) -> None:
+    assert jsonl_line(seq, record) == _reference(seq, record)
+
+
+@given(player=st.text(max_size=6), number=st.integers(0, 10**6), t=_times)
+def test_a_bet_numbered_in_its_record_is_written_with_its_id(player: str, number: int, t: float) -> None:
+    record = (BetSent, t, 3, player, number, "odd", 100, 0.25)
+    assert jsonl_line(7, record) == _reference(7, record)
+    assert json.loads(jsonl_line(7, record))["bet_id"] == f"{player}-{number}"
+
+
+def test_a_time_is_rounded_to_the_microsecond_and_non_finite_values_are_written_as_json_writes_them() -> None:
+    cls = EVENT_TYPES[0]
+    values = [1.23456789] + [math.inf] * (len(field_names(cls)) - 1)
+    line = jsonl_line(0, (cls, *values))
+    assert '"t":1.234568' in line and "Infinity" in line
+    assert line == _reference(0, (cls, *values))
+
+
+def test_a_record_with_the_wrong_number_of_values_is_refused() -> None:
+    cls = EVENT_TYPES[0]
+    with pytest.raises(ValueError):
+        jsonl_line(0, (cls, 1.0))
