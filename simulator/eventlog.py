@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from operator import itemgetter
 from typing import IO, Any
@@ -192,7 +192,23 @@ def read_jsonl(lines: Iterable[str]) -> list[Event]:
         if not line.strip():
             continue
         try:
-            out.append(event_from_dict(json.loads(line)))
+            out.append(event_from_dict(_json_value(line)))
         except (ValueError, TypeError) as exc:
             raise ValueError(f"line {number}: {exc}") from exc
     return out
+
+
+# the C scanner that json.loads runs, without its per-call wrappers (an attribute typeshed does not declare)
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+_JSON_SPACE = " \t\n\r"
+
+
+def _json_value(line: str) -> Any:
+    """``json.loads(line)``: a line that is one JSON value between JSON whitespace is scanned directly; any other
+    line goes through ``json.loads`` itself, so a bad line raises exactly its error."""
+    text = line.strip(_JSON_SPACE)
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(line)
+    return value if end == len(text) else json.loads(line)

@@ -326,9 +326,9 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     spec = _SPECS.get(kind) if type(kind) is str else None
     if spec is None:
         raise ValueError(f"unknown event kind {kind!r}; known: {', '.join(sorted(EVENT_BY_KIND))}")
-    cls, names, converters = spec
+    cls, names, required, converters = spec
     # hot path: ``kind``, maybe ``seq``, and exactly the class's fields (the count, then each name, rules out extras)
-    if len(data) == len(names) + (2 if "seq" in data else 1) and all(n in data for n in names):
+    if len(data) == len(names) + (2 if "seq" in data else 1) and data.keys() >= required:
         values = [data[n] for n in names]
         for i, convert, keeps_none in converters:
             if not keeps_none or values[i] is not None:
@@ -354,6 +354,6 @@ def _converters(cls: type[Event]) -> tuple[_Converter, ...]:
     return tuple(out)
 
 
-_SPECS: dict[str, tuple[type[Event], tuple[str, ...], tuple[_Converter, ...]]] = {
-    cls.kind: (cls, field_names(cls), _converters(cls)) for cls in EVENT_TYPES
+_SPECS: dict[str, tuple[type[Event], tuple[str, ...], frozenset[str], tuple[_Converter, ...]]] = {
+    cls.kind: (cls, field_names(cls), frozenset(field_names(cls)), _converters(cls)) for cls in EVENT_TYPES
 }

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from simulator.bets import BetType
-from simulator.eventlog import jsonl_line
+from simulator.eventlog import _json_value, jsonl_line
 from simulator.events import EVENT_TYPES, BetSent, DropItem, RoundStatus, field_names, record_dict
 
 _ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
@@ -67,3 +67,24 @@ def test_a_record_with_the_wrong_number_of_values_is_refused() -> None:
     cls = EVENT_TYPES[0]
     with pytest.raises(ValueError):
         jsonl_line(0, (cls, 1.0))
+
+
+@given(
+    line=st.one_of(
+        st.text(max_size=40),  # anything at all
+        st.builds(lambda pad, body, tail: pad + body + tail, st.sampled_from(["", " ", "\t", "\ufeff", "\x0c"]),
+                  st.sampled_from(['{"kind": "tokens_placed", "t": 1, "round": 2}', "[1, 2]", '"x"', "7", "{", "}"]),
+                  st.sampled_from(["", " ", "\r\n", "\n", " x", "{}", "\x0b"])),
+    )
+)  # fmt: skip
+def test_a_line_is_parsed_or_refused_as_json_loads_does(line: str) -> None:
+    """The event log reader scans a line with the JSON scanner directly; what it gives or raises must be what
+    ``json.loads`` gives or raises."""
+    try:
+        expected: object = json.loads(line)
+    except ValueError as exc:
+        with pytest.raises(ValueError) as info:
+            _json_value(line)
+        assert str(info.value) == str(exc)
+        return
+    assert repr(_json_value(line)) == repr(expected)  # NaN is not equal to itself
