@@ -130,12 +130,13 @@ class EventLog:
         """Write one JSON object per line, with ``seq`` (0-based position) first. Same log → same bytes: each line
         is what ``json.dumps`` (ASCII, no whitespace) writes of ``{"seq": seq, **event.to_dict()}`` (see
         :func:`jsonl_line`)."""
-        write = out.write
-        for seq, record in enumerate(self.records):
-            write(jsonl_line(seq, record))
-            write("\n")
+        records = self.records
+        for start in range(0, len(records), _WRITE_BATCH):  # one write per batch of lines: fewer calls into ``out``
+            batch = islice(records, start, start + _WRITE_BATCH)
+            out.write("".join([jsonl_line(seq, record) + "\n" for seq, record in enumerate(batch, start)]))
 
 
+_WRITE_BATCH = 4096  # lines per write of write_jsonl
 _ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 _quote = json.encoder.encode_basestring_ascii  # how that encoder writes a str, in C
 _HEADS: dict[type[Event], tuple[str, tuple[tuple[str, bool], ...]]] = {}
