@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.dialect:
         cmd += ["--dialect", args.dialect]
     if workers:
-        cmd += ["-n", str(workers)]
+        cmd += ["-n", str(workers), "--dist", "worksteal"]  # an idle worker takes queued scenarios from a busy one
     if args.scenario_timeout is not None:
         cmd += ["--scenario-timeout", str(args.scenario_timeout)]
     env = dict(os.environ)
