@@ -204,12 +204,15 @@ class Schedule:
     def digest(self) -> str:
         """SHA-256 of the schedule's canonical YAML (independent of comments and key order in the file). Computed
         once per distinct schedule in a process: a campaign asks for it once per seed."""
-        return _digest(self)
+        try:
+            return _digest(self)
+        except TypeError:  # a schedule built in code with a list where the model has a tuple: not hashable
+            return hashlib.sha256(self.to_yaml().encode()).hexdigest()
 
 
 @lru_cache(maxsize=64)
 def _digest(schedule: Schedule) -> str:
-    """:meth:`Schedule.digest` (schedules are frozen values, so equal schedules have the same digest)."""
+    """:meth:`Schedule.digest` of a hashable schedule (frozen values: equal schedules have the same digest)."""
     return hashlib.sha256(schedule.to_yaml().encode()).hexdigest()
 
 

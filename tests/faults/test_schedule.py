@@ -24,6 +24,16 @@ def test_every_shipped_schedule_is_valid(path: Any) -> None:
     assert again.digest() == schedule.digest()
 
 
+def test_a_digest_follows_the_schedule_s_content_and_needs_no_hashable_fields() -> None:
+    """Digests are cached per distinct schedule: a changed field gives another digest, and a schedule built in code
+    with a list where the model has a tuple still gets its digest (the same as the tuple's)."""
+    from dataclasses import replace
+
+    schedule = load_schedule(FIXTURES[0])
+    assert replace(schedule, rounds=schedule.rounds + 1).digest() != schedule.digest()
+    assert replace(schedule, stakes=list(schedule.stakes)).digest() == schedule.digest()  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
