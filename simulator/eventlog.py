@@ -29,8 +29,9 @@ from itertools import islice
 from operator import itemgetter
 from typing import IO, Any
 
-from simulator.events import TIME_FIELDS, BetSent, Event, event_from_dict, field_names
+from simulator.events import BetSent, Event, event_from_dict, field_names
 from simulator.gcpause import gc_paused
+from simulator.jsonlines import event_line
 
 #: ``(EventClass, t, field, ...)``: the constructor arguments of one event, in field order (a ``BetSent`` record may
 #: hold the player's bet number ``n`` in place of its ``bet_id``, which is then ``f"{player}-{n}"``).
@@ -137,49 +138,18 @@ class EventLog:
 
 
 _WRITE_BATCH = 4096  # lines per write of write_jsonl
-_ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
-_quote = json.encoder.encode_basestring_ascii  # how that encoder writes a str, in C
-_HEADS: dict[type[Event], tuple[str, tuple[tuple[str, bool], ...]]] = {}
-
-
-def _head(cls: type[Event]) -> tuple[str, tuple[tuple[str, bool], ...]]:
-    """``,"kind":"..."`` for ``cls``, and each field's ``,"name":`` with whether it is a time (rounded to the µs)."""
-    head = _HEADS.get(cls)
-    if head is None:
-        keys = tuple((f",{_quote(name)}:", name in TIME_FIELDS) for name in field_names(cls))
-        head = _HEADS[cls] = (f',"kind":{_quote(cls.kind)}', keys)
-    return head
-
-
-def _value(v: Any) -> str:
-    """``v`` as the encoder writes it: an exact int, str or finite float written directly, anything else (a str
-    enum, None, a bool, a tuple, a non-finite float) by the encoder itself."""
-    kind = type(v)
-    if kind is int:
-        return int.__repr__(v)
-    if kind is str:
-        return _quote(v)
-    if kind is float and v - v == 0.0:  # finite (inf - inf and nan - nan are nan)
-        return float.__repr__(v)
-    return _ENCODE(v)
 
 
 def jsonl_line(seq: int, record: Record) -> str:
-    """The JSON Lines line (without its newline) of ``record`` at position ``seq``: byte for byte
-    ``json.dumps({"seq": seq, **record_dict(...)}, ensure_ascii=True, separators=(",", ":"))``, written field by
-    field (tests/simulator/test_eventlog_lines.py holds it to that for every event class and value type).
+    """The JSON Lines line (without its newline) of ``record`` at position ``seq``: byte for byte what the JSON
+    encoder (ASCII, no whitespace) writes of ``{"seq": seq, **event.to_dict()}``
+    (:func:`simulator.jsonlines.event_line`).
 
     Raises:
         ValueError: the record does not hold one value per field of its class.
         TypeError: a time field that is not a number.
     """
-    kind, keys = _head(record[0])
-    parts = ['{"seq":', int.__repr__(seq), kind]
-    for (key, is_time), v in zip(keys, _args(record), strict=True):
-        parts.append(key)
-        parts.append(_value(round(v, 6) if is_time else v))
-    parts.append("}")
-    return "".join(parts)
+    return event_line(seq, record[0], _args(record))
 
 
 def read_jsonl(lines: Iterable[str]) -> list[Event]:

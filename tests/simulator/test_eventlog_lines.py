@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import typing
 
 import pytest
 from hypothesis import given
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from simulator.bets import BetType
 from simulator.eventlog import _json_value, jsonl_line
 from simulator.events import EVENT_TYPES, BetSent, DropItem, RoundStatus, field_names, record_dict
+from simulator.jsonlines import _WRITERS
 
 _ENCODE = json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode
 
@@ -43,9 +45,45 @@ def _records(draw: st.DrawFn) -> tuple[object, ...]:
     return (cls, *values)
 
 
+def _declared(cls: type, name: str) -> st.SearchStrategy[object]:
+    """Values of the type ``name`` is declared with in ``cls`` (what the model records)."""
+    if name in ("t", "deadline", "arrives"):
+        return _times
+    hint = typing.get_type_hints(cls)[name]
+    options = [a for a in typing.get_args(hint) if a is not type(None)] or [hint]
+    strategies: list[st.SearchStrategy[object]] = [st.none()] if len(typing.get_args(hint)) > 1 else []
+    for option in options:
+        if option is bool:
+            strategies.append(st.booleans())
+        elif option is int:
+            strategies.append(st.integers())
+        elif isinstance(option, type) and issubclass(option, str) and option is not str:
+            strategies.append(st.sampled_from(list(option)))
+        else:
+            strategies.append(st.text(max_size=8))
+    return st.one_of(strategies)
+
+
+@st.composite
+def _typed_records(draw: st.DrawFn) -> tuple[object, ...]:
+    cls = draw(st.sampled_from(EVENT_TYPES))
+    return (cls, *(draw(_declared(cls, name)) for name in field_names(cls)))
+
+
 @given(seq=st.integers(0, 10**9), record=_records())
 def test_a_line_is_what_the_encoder_writes(seq: int, record: tuple[object, ...]) -> None:
     assert jsonl_line(seq, record) == _reference(seq, record)
+
+
+@given(seq=st.integers(0, 10**9), record=_typed_records())
+def test_a_record_of_declared_types_is_written_by_its_class_s_writer_as_the_encoder_writes_it(
+    seq: int, record: tuple[object, ...]
+) -> None:
+    cls, *values = record
+    assert jsonl_line(seq, record) == _reference(seq, record)
+    line = _WRITERS[cls][1](seq, *values)  # type: ignore[index]
+    if not any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        assert line == _reference(seq, record)  # the generated path itself, not the field-by-field one
 
 
 @given(player=st.text(max_size=6), number=st.integers(0, 10**6), t=_times)
