@@ -101,6 +101,12 @@ def write_frames(rig: Rig, line: str, frames: list[Frame | bytes], first_seq: in
             data += item
         seq += 1
     rig.note("harness", "forged frames", f"{len(frames)} on the {line} line")
+    for frame in frames:
+        if isinstance(frame, Frame):
+            faces = str(getattr(frame.message, "faces", "") or "")
+            rig.alter("forged", frame.src.value, type(frame.message).__name__, frame.round, faces, line)
+        else:
+            rig.alter("forged", "", "bytes", line=line)
     rig.emulated.hub.ports[line].transport.write(bytes(data))
     rig.emulated.wake()
     return seq
@@ -124,6 +130,7 @@ def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None,
     if src not in hub.roles:
         raise CannotForge(f"bench {rig.bench.name} has no {src.value} device")
     rig.note("harness", "queued report", f"{src.value} {type(message).__name__} round={round_tag} at={at}")
+    rig.alter("queued", src.value, type(message).__name__, round_tag, str(getattr(message, "faces", "") or ""))
     hub.send(src, message, rig.now, round_tag, at)
     rig.emulated.wake()
 
@@ -177,5 +184,6 @@ def miss(rig: Rig, src: Source, kind: type[Message]) -> None:
         raise CannotForge(f"bench {rig.bench.name} has no {src.value} device")
     number = rig.driver.rounds[rig.current_round()]
     rig.note("harness", "sensor misses", f"{src.value} {kind.__name__} in this round")
+    rig.alter("miss", src.value, kind.__name__)
     table = rig.emulated
     table.translator = MissedReport(table.translator, src, kind, number)  # type: ignore[assignment]  # called alike

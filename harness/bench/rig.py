@@ -33,7 +33,9 @@ from harness.bench.wiring import wire_lines, wrap_device_ends
 from harness.errors import AdapterError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
+from harness.judge.timeline import Alteration, Kill, Timing
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
+from harness.wire.protocol.messages import Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport
@@ -84,7 +86,12 @@ class Rig(BenchClock):
     actions: list[Action] = field(default_factory=list)
     sent: list[SentBet] = field(default_factory=list)
     cancelled: list[str] = field(default_factory=list)
+    paused: list[str] = field(default_factory=list)  # rounds the harness's supervisor paused
     opened: list[str] = field(default_factory=list)
+    kills: list[Kill] = field(default_factory=list)  # the harness's planned server kills
+    corrections: dict[str, str] = field(default_factory=dict)  # corrections the server accepted: round -> faces
+    alterations: list[Alteration] = field(default_factory=list)  # device reports the harness changed
+    timing: Timing | None = None  # what the server was configured with
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _server_rounds: ServerRounds = field(default_factory=ServerRounds)
     _table_rounds: TableRounds = field(default_factory=TableRounds)
@@ -134,6 +141,12 @@ class Rig(BenchClock):
         emulated.driver = driver
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         rig.serial_ports = serial_ports
+        rig.timing = Timing(
+            bench.timing.betting_s,
+            profile.table.pause_timeout,
+            bench.timing.result_timeout_s,
+            profile.table.max_reshakes,
+        )
         driver.server_opened = rig._server_opened
         setup = ServerSetup(
             players=tuple(PlayerSpec(p, b) for p, b in players.items()),
@@ -190,6 +203,26 @@ class Rig(BenchClock):
     def note(self, who: str, what: str, detail: str = "") -> None:
         self.actions.append(Action(self.now, who, what, detail))
 
+    def alter(
+        self, kind: str, source: str, message: str, round_tag: str | None = None, faces: str = "", line: str = ""
+    ) -> Alteration:
+        """Record that the harness changed what the server hears of the current round (for the judge:
+        :class:`~harness.judge.timeline.Alteration`); the caller makes the change."""
+        alteration = Alteration(self.current_round(), self.now, kind, source, message, round_tag, faces, line)
+        self.alterations.append(alteration)
+        return alteration
+
+    def kill_server(self, kill: Callable[[], None]) -> None:
+        """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``."""
+        in_play = tuple(rid for rid in self.opened if self.server_end(rid) is None)
+        self.kills.append(Kill(self.now, in_play))
+        self.note("harness", "kill -9 the server", ", ".join(f"round {r} in play" for r in in_play))
+        kill()
+
+    def corrected(self, round_id: str, faces: str) -> None:
+        """Record a correction of ``round_id`` to ``faces`` that the server accepted (COR-1, for the judge)."""
+        self.corrections[round_id] = faces
+
     def supervise(self, action: str, reason: str = "") -> None:
         """A supervisor action through the adapter (recorded). Raises AdapterError when refused."""
         self.note("supervisor", action, reason)
@@ -197,6 +230,8 @@ class Rig(BenchClock):
         self.adapter.supervise(action, reason)
         if action == "cancel" and current:
             self.cancelled.append(current)
+        elif action == "pause" and current:
+            self.paused.append(current)
 
     def open_round(self, table_sees: bool = True) -> str:
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
@@ -272,9 +307,25 @@ class Rig(BenchClock):
         round (:meth:`~harness.bench.adapters.base.GameServerAdapter.place_bet_for_round`). Raises AdapterError only
         when the server cannot be reached (``not_supported`` when the adapter cannot name a round)."""
         client_id = f"{player}-{len(self.sent) + 1}"
-        closed_rounds = self._closed_at_table()
         named = "" if round_id is None else f" naming round {round_id}"
         self.note(player, "bet", f"{bet_type} {stake}{named}{' (reply lost)' if lose_reply else ''}")
+        return self.send(player, client_id, bet_type, stake, lose_reply=lose_reply, round_id=round_id)
+
+    def send(
+        self,
+        player: str,
+        client_id: str,
+        bet_type: str,
+        stake: int,
+        *,
+        lose_reply: bool = False,
+        round_id: str | None = None,
+    ) -> BetReply:
+        """Send one bet with this client bet id (a retry when it was sent before) and record it for the judge: its
+        reply, when it left, the round in play and whether the table had closed betting. Raises AdapterError only
+        when the server cannot be reached."""
+        closed_rounds = self._closed_at_table()
+        sent_at, in_play = self.now, self.current_round()
         if round_id is None:
             reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
         else:
@@ -282,7 +333,7 @@ class Rig(BenchClock):
         # Judged for the round the server put the bet in: was betting already closed at the table for that
         # round when the bet left? (A round the table has not seen open yet cannot have been closed there.)
         sim = self.driver.rounds.get(reply.round_id) if reply.round_id else None
-        self.sent.append(SentBet(reply, sim is not None and sim in closed_rounds))
+        self.sent.append(SentBet(reply, sim is not None and sim in closed_rounds, sent_at, in_play))
         return reply
 
     def _closed_at_table(self) -> set[int]:
@@ -350,6 +401,12 @@ class Rig(BenchClock):
             sent=tuple(s for s in self.sent if s.reply.player_id in self.opening),
             supervisor_cancelled=tuple(self.cancelled),
             server_clock_is_sim=self.adapter.clock_is_sim_time,
+            timing=self.timing,
+            kills=tuple(self.kills),
+            corrections=dict(self.corrections),
+            alterations=tuple(self.alterations),
+            supervisor_paused=tuple(self.paused),
+            reader_line=next((line.name for line in self.bench.lines if Source.READER in line.roles), ""),
         )
 
     def verdict(self) -> Verdict:

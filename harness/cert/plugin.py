@@ -37,6 +37,8 @@ from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
 from harness.cert.steps.context import NOT_APPLICABLE, CertContext, not_applicable
+from harness.errors import AdapterError
+from harness.judge.checks import CheckLog, ClauseFailure
 from harness.judge.oracle import Verdict
 
 STEP_MODULES = (
@@ -54,6 +56,9 @@ TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()
 _OTHER_BENCH_KEY = pytest.StashKey[str]()  # why a scenario tagged for other benches is not applicable here
+_CERT_KEY = pytest.StashKey[CertContext]()  # the scenario's context, when one of its steps used it
+_FINAL_KEY = pytest.StashKey[Verdict]()  # the judge's final verdict on the scenario
+_DONE_KEY = pytest.StashKey[int]()  # how many of the scenario's steps ended without an error
 REPO = Path(__file__).resolve().parents[2]
 ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
 #: Wall seconds a scenario (setup, steps, teardown) may take by default; far above any shipped scenario on any
@@ -123,15 +128,31 @@ def bench(pytestconfig: pytest.Config) -> Bench:
         raise pytest.UsageError(str(exc)) from None
 
 
+@pytest.fixture(autouse=True)
+def clause_checks(request: pytest.FixtureRequest) -> Iterator[CheckLog]:
+    """The checks one test ran, each naming its clause; for a scenario they go to the clause matrix
+    (``user_properties``): a clause is covered only by checks that ran."""
+    log = CheckLog()
+    yield log
+    props = dict(request.node.user_properties)
+    if "xocdia_clauses" in props:
+        request.node.user_properties.append(("xocdia_checked", ",".join(log.ran())))
+
+
 @pytest.fixture
-def cert(bench: Bench) -> Iterator[CertContext]:
-    """One scenario's context; after the scenario its evidence is attached and its rig closed."""
-    context = CertContext(bench)
+def cert(request: pytest.FixtureRequest, bench: Bench, clause_checks: CheckLog) -> Iterator[CertContext]:
+    """One scenario's context; after the scenario its evidence is attached and its rig closed (the judge's final
+    verdict is taken before, at the end of the scenario's steps: :func:`pytest_bdd_after_scenario`)."""
+    context = CertContext(bench, checks=clause_checks)
+    request.node.stash[_CERT_KEY] = context
     try:
         yield context
     finally:
+        if context.rig is not None or context.tried:
+            request.node.user_properties.append(("xocdia_server", "reached" if context.rig else "unreached"))
         with context.rig or contextlib.nullcontext():  # the rig (if built) is closed once its evidence is attached
-            for name, body in context.evidence().items():
+            final = request.node.stash.get(_FINAL_KEY, None)
+            for name, body in context.evidence(final).items():
                 ALLURE.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
                 print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
 
@@ -238,6 +259,7 @@ def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, sce
         ALLURE.dynamic.tag(f"gli:{ref}")
     node = request.node
     node.user_properties.append(("xocdia_scenario", scenario.name))
+    node.user_properties.append(("xocdia_where", f"{_feature_path(feature)}:{scenario.line_number}"))
     node.user_properties.append(("xocdia_clauses", ",".join(clauses)))
     node.user_properties.append(("xocdia_gli", ",".join(gli)))
     node.stash[_STEPS_KEY] = []
@@ -247,6 +269,27 @@ def pytest_bdd_before_scenario(request: pytest.FixtureRequest, feature: Any, sce
 
 
 _SEVERITIES = {s.value for s in allure.severity_level}
+
+
+def _feature_path(feature: Any) -> str:
+    """The feature file's path as a lab reads it: relative to the working directory when under it."""
+    path = Path(str(getattr(feature, "filename", "") or getattr(feature, "abs_filename", "")))
+    with contextlib.suppress(ValueError):
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    return str(path)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Put the clause of a failed check (:class:`ClauseFailure`) into the report's ``user_properties`` as
+    ``xocdia_failed``: the matrix marks that clause FAIL and the scenario's other clauses not decided."""
+    outcome: Any = yield
+    report: pytest.TestReport = outcome.get_result()
+    excinfo = call.excinfo
+    if report.failed and excinfo is not None and isinstance(excinfo.value, ClauseFailure):
+        prop = ("xocdia_failed", excinfo.value.clause)
+        item.user_properties.append(prop)
+        report.user_properties.append(prop)
 
 
 def pytest_bdd_before_step(
@@ -269,6 +312,26 @@ def _close_step(request: pytest.FixtureRequest, exc: BaseException | None) -> No
 
 def pytest_bdd_after_step(request: pytest.FixtureRequest, **_: Any) -> None:
     _close_step(request, None)
+    request.node.stash[_DONE_KEY] = request.node.stash.get(_DONE_KEY, 0) + 1
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_bdd_after_scenario(request: pytest.FixtureRequest, feature: Any, scenario: Any) -> None:
+    """The judge's final verdict on a scenario whose every step passed and which built a rig: everything the
+    server did in it is judged against the whole rulebook, whatever the scenario's own Then steps asked. A
+    difference fails the scenario, naming the judge's root clause (:class:`ClauseFailure`); the checks the judge
+    ran count toward the clauses the scenario covers."""
+    node = request.node
+    context = node.stash.get(_CERT_KEY, None)
+    if context is None or context.rig is None or node.stash.get(_DONE_KEY, 0) < len(scenario.steps):
+        return
+    try:
+        final = context.verdict()
+    except AdapterError:
+        return  # a server that cannot be read at the end: the steps' own result stands
+    node.stash[_FINAL_KEY] = final
+    if not final.passed:
+        raise final.failure("the judge's final verdict on the scenario")
 
 
 def pytest_bdd_step_error(request: pytest.FixtureRequest, exception: Exception, **_: Any) -> None:
@@ -282,19 +345,36 @@ class MatrixCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.results: dict[str, ScenarioResult] = {}
+        self._outcomes: dict[str, tuple[str, str]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """A scenario's outcome comes from its call (or a failed setup); its checks and failed clauses from the
+        teardown report, whose ``user_properties`` hold everything the scenario recorded."""
         props = dict(report.user_properties)
         if "xocdia_clauses" not in props:
             return
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-            self.results[report.nodeid] = ScenarioResult(
-                report.nodeid,
-                str(props.get("xocdia_scenario", report.nodeid)),
-                tuple(c for c in str(props["xocdia_clauses"]).split(",") if c),
-                tuple(g for g in str(props.get("xocdia_gli", "")).split(",") if g),
-                *_outcome(report),
-            )
+            self._outcomes[report.nodeid] = _outcome(report)
+        elif report.when == "teardown" and report.outcome == "failed":
+            self._outcomes.setdefault(report.nodeid, ("failed", ""))
+        if report.when != "teardown" or report.nodeid not in self._outcomes:
+            return
+        failed = [str(v) for k, v in report.user_properties if k == "xocdia_failed"]
+        outcome, reason = self._outcomes[report.nodeid]
+        if report.outcome == "failed":
+            outcome = "failed"
+        self.results[report.nodeid] = ScenarioResult(
+            report.nodeid,
+            str(props.get("xocdia_scenario", report.nodeid)),
+            _split(props["xocdia_clauses"]),
+            _split(props.get("xocdia_gli", "")),
+            outcome,
+            reason,
+            _split(props.get("xocdia_checked", "")),
+            tuple(dict.fromkeys(failed)) if outcome == "failed" else (),
+            str(props.get("xocdia_where", "")),
+            str(props.get("xocdia_server", "")),
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         config = self.config
@@ -313,6 +393,10 @@ class MatrixCollector:
         if alluredir:
             write_matrix_result(Path(alluredir), matrix)
             _write_environment(Path(alluredir), config)
+
+
+def _split(value: object) -> tuple[str, ...]:
+    return tuple(c for c in str(value).split(",") if c)
 
 
 def _outcome(report: pytest.TestReport) -> tuple[str, str]:

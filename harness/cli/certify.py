@@ -21,7 +21,8 @@ from typing import Any
 import harness.cert.steps
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench, load_bench
-from harness.cert.report.clauses import matches, rule_clauses
+from harness.cert.gherkin_lint import lint_folders
+from harness.cert.report.clauses import matches, rule_clauses, rule_texts
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
 from harness.feed import Feed
@@ -102,6 +103,16 @@ def run(args: argparse.Namespace) -> int:
     folders = feature_folders(args.features)
     features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
     report = Path(args.report)
+    for stale in ("clause-matrix.json", "clause-matrix.md"):  # a run that stops early never leaves an old summary
+        with contextlib.suppress(OSError):
+            (report / stale).unlink(missing_ok=True)
+    refused = lint_folders(folders or [FEATURES], rule_clauses())
+    if refused:
+        for error in refused:
+            print(f"xocdia-hil certify: {error}", file=sys.stderr)
+        print(f"xocdia-hil certify: {len(refused)} problems in the feature files; nothing was run", file=sys.stderr)
+        return 2
+    report = Path(args.report)
     try:
         report.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -128,44 +139,76 @@ def run(args: argparse.Namespace) -> int:
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
     rules = rule_clauses()
     unexercised = matrix.get("unexercised", [])
-    covered = sum(1 for c in rules if matrix["clauses"].get(c) and c not in unexercised)
+    uncovered = matrix["uncovered"]
+    covered = sum(1 for c in rules if c not in uncovered and c not in unexercised)
+    if not matrix.get("reached", True):
+        unexercised, covered = rules, 0  # no scenario reached the server: nothing of the game was judged
+    results = matrix.get("results", {})
+    failing = {c: r["result"] for c, r in results.items() if c in rules and r["result"] in ("FAIL", "NOT DECIDED")}
     if args.json:
-        status = code or (1 if matrix["uncovered"] and not args.tags and features is None else 0)
+        full = not args.tags and features is None
+        status = code or (1 if not matrix.get("reached", True) or (uncovered and full) else 0)
         summary = {
             "clauses": {
                 "covered": covered,
                 "of": len(rules),
-                "uncovered": matrix["uncovered"],
+                "uncovered": uncovered,
                 "unexercised": unexercised,
+                "failed": [c for c, r in failing.items() if r == "FAIL"],
+                "not_decided": [c for c, r in failing.items() if r == "NOT DECIDED"],
             },
             "scenarios": {
                 "passed": matrix["passed"],
                 "failed": matrix["failed"],
                 "not_applicable": len(matrix.get("not_applicable", [])),
             },
+            "failures": matrix.get("failures", []),
             "clause_matrix": str(report / "clause-matrix.md"),
             "passed": status == 0,
         }
         print(json.dumps(summary, indent=2))
         return status
+    _print_failures(matrix.get("failures", []))
     print(
-        f"clause coverage: {covered}/{len(rules)} clauses of RULES.md; "
+        f"clause coverage: {covered}/{len(rules)} clauses of RULES.md checked; "
         f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
     )
     print(f"clause matrix: {report / 'clause-matrix.md'}")
-    uncovered = matrix["uncovered"]
+    failed = [c for c, r in failing.items() if r == "FAIL"]
+    if failed:
+        print("clauses FAILED: " + ", ".join(failed))
+    undecided = [c for c, r in failing.items() if r == "NOT DECIDED"]
+    if undecided:
+        print("clauses not decided (their scenarios failed on another clause): " + ", ".join(undecided))
     if uncovered:
-        print("uncovered clauses: " + ", ".join(uncovered))
+        print("uncovered clauses (no check of them ran): " + ", ".join(uncovered))
     not_applicable = matrix.get("not_applicable", [])
     if not_applicable:
         print(f"not applicable on this bench: {len(not_applicable)} scenarios (reasons in the clause matrix)")
-    if unexercised:
+    if not matrix.get("reached", True):
+        print("the bench's server was never reached: every clause is unexercised")
+    elif unexercised:
         print("clauses not exercised on this bench: " + ", ".join(unexercised))
     if code != 0:
         return code
+    if not matrix.get("reached", True):
+        return 1
     if uncovered and not args.tags and features is None:
         return 1
     return 0
+
+
+def _print_failures(failures: list[dict[str, Any]]) -> None:
+    """One block per failed scenario: its title, feature file and line, and the clause(s) whose check failed,
+    each with the rule's text; a failure outside any clause check says so."""
+    texts = rule_texts()
+    for failure in failures:
+        clauses = failure.get("failed_clauses") or []
+        print(f"FAILED {failure['scenario']} ({failure.get('where') or failure['nodeid']})")
+        for clause in clauses:
+            print(f"  [{clause}] {texts.get(clause, '(not a clause of RULES.md)')}")
+        if not clauses:
+            print("  (failed outside any clause check: see pytest's report above)")
 
 
 def _workers(asked: int | None, bench: Bench) -> int:

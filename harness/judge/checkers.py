@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from harness.judge.expect import ExpectedRound, expected_bet
 from harness.judge.history import FinalRead, Op
+from harness.judge.paytable import PAYTABLE
 from harness.records import BetRecordRow, BetResult, OpFunction, OpType, RoundEvent, RoundEventKind, RoundStatus
+from simulator.bets import BetType
 
 CHECKERS = (
     "lost",
@@ -32,13 +34,35 @@ CHECKERS = (
 )
 
 
+#: The clause each checker decides, where a violation names none of its own (a payout names its bet's row).
+CHECKER_CLAUSES = {
+    "lost": "DC-2",  # an acknowledged bet stays valid and is settled (or refunded) when its round ends
+    "unexpected": "DC-3",  # the bet record holds the bets the player made, no other
+    "duplicate": "DC-2",  # ... settled or refunded exactly once, each round ended once
+    "payout": "EQ-3",  # a settled round is settled on the faces the table revealed
+    "player_balance": "GLI 2.8.2",  # opening balance + every amount returned - every stake = the balance
+    "table_balance": "GLI 2.8.2",
+    "round_order": "GP-3",  # betting, then the reveal, then the settlement: opened, closed, ended once, in order
+    "after_close": "GLI C.6.4",  # no bet acknowledged after betting closed
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Violation:
+    """One violation a checker found; ``clause``: the rule whose check failed (default: the checker's,
+    :data:`CHECKER_CLAUSES`)."""
+
     checker: str
     what: str
     round_id: str = ""
     bet_id: str = ""
     player: str = ""
+    clause: str = ""
+
+    @property
+    def rule(self) -> str:
+        """The clause this violation breaks."""
+        return self.clause or CHECKER_CLAUSES.get(self.checker, "GLI 2.8.2")
 
     def __str__(self) -> str:
         where = " ".join(
@@ -166,6 +190,14 @@ def _want(row_round: str, bet_type: str, stake: int, ends: Mapping[str, RoundEve
     return want.result, want.returned
 
 
+def _bet_clause(bet_type: str) -> str:
+    """The paytable row of a bet type (PAY-1..PAY-10), BET-1 for a type the rules do not know."""
+    try:
+        return PAYTABLE[BetType(bet_type)].clause
+    except ValueError:
+        return "BET-1"
+
+
 def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """A settled round whose faces differ from the table's, a settlement of a round the table did not settle,
     or a bet whose result or amount returned differs from the paytable for the round's end."""
@@ -175,15 +207,11 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
         exp = expected.get(rid)
         if end.kind == RoundEventKind.SETTLED and exp is not None:
             if exp.status != RoundStatus.SETTLED:
-                out.append(
-                    Violation(
-                        "payout",
-                        f"server settled on {end.faces}; the table's verdict: {exp.status} ({exp.clause})",
-                        rid,
-                    )
-                )
+                what = f"server settled on {end.faces}; the table's verdict: {exp.status} ({exp.clause})"
+                out.append(Violation("payout", what, rid, clause=exp.by or exp.clause))
             elif exp.faces != end.faces:
-                out.append(Violation("payout", f"server settled on {end.faces}; the table showed {exp.faces}", rid))
+                what = f"server settled on {end.faces}; the table showed {exp.faces}"
+                out.append(Violation("payout", what, rid, clause="SH-1" if exp.overlap else "EQ-3"))
     for player, rows in sorted(final.records.items()):
         for row in rows:
             want = _want(row.round_id, row.bet_type, row.wagered, ends)
@@ -191,7 +219,8 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
                 continue
             if (row.result, row.returned) != want:
                 what = f"{row.bet_type} {row.wagered}: expected {want[0]} {want[1]}, server {row.result} {row.returned}"
-                out.append(Violation("payout", what, row.round_id, row.bet_id, player))
+                clause = _bet_clause(row.bet_type) if want[0] != BetResult.REFUND else "REF-1"
+                out.append(Violation("payout", what, row.round_id, row.bet_id, player, clause))
     return out
 
 

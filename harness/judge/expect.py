@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from harness.judge.paytable import PAYTABLE, returned
+from harness.judge.paytable import PAYTABLE, outcome, returned
 from harness.records import BetResult, RoundEvent, RoundEventKind, RoundStatus
 from simulator.bets import BetType
 from simulator.events import BowlLifted, Event, Reshake, Revealed, RoundEnded, ShakeSkipped
@@ -28,6 +28,8 @@ class ExpectedRound:
     faces: str  # 4 of R/W when settled, else ""
     reshakes: int
     overlap: bool = False  # the reveal needed spreading (SH-1)
+    by: str = ""  # the clause whose check decides the round when not ``clause`` (PROC-2 for a void SH-4a ...)
+    corrected: str = ""  # faces an accepted correction re-settled the round's bets on (COR-1), else ""
 
     @property
     def reds(self) -> int | None:
@@ -155,6 +157,9 @@ def expected_bet(rnd: ExpectedRound | None, bet_type: str, stake: int) -> Expect
     bet = BetType(bet_type)
     if rnd is None:
         return ExpectedBet(BetResult.PENDING, 0, "DC-2")
+    if rnd.corrected and rnd.status == RoundStatus.SETTLED:
+        reds = rnd.corrected.count("R")
+        return ExpectedBet(outcome(bet, reds), returned(bet, reds, stake), "COR-1")
     if rnd.status != RoundStatus.SETTLED:
         return ExpectedBet(BetResult.REFUND, stake, rnd.clause)
     reds = rnd.faces.count("R")

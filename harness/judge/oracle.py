@@ -10,18 +10,33 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.judge.bench_rules import (
+    adjust,
+    check_idempotency,
+    check_pauses,
+    check_timing,
+    device_clauses,
+    late_frame_clause,
+)
+from harness.judge.checks import Check, ClauseFailure
 from harness.judge.expect import ExpectedRound, expected_bet, expected_by_round_id
+from harness.judge.findings import Difference, Finding
+from harness.judge.timeline import Alteration, Kill, Timing
 from harness.records import (
     BetRecordRow,
     BetReply,
+    BetResult,
     Outcome,
     RoundEvent,
     RoundEventKind,
     RoundStatus,
 )
-from simulator.events import Event
+from simulator.events import Event, Reshake, ReshakeReason
 
-RESHAKE_CLAUSE = "SH-2/SH-3"
+__all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failure_of", "judge", "reshake_clauses"]
+
+RESHAKE_CLAUSES = {ReshakeReason.DROP: "SH-2", ReshakeReason.STANDING: "SH-3"}
+BALANCE_CLAUSE = "GLI 2.8.2"  # opening balance + every amount returned - every stake = the balance
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
 UNFINISHED = "unfinished"  # the table was still playing the round (no verdict) when the server ended it
 _REFUNDED = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
@@ -33,6 +48,8 @@ class SentBet:
 
     reply: BetReply
     after_close: bool
+    sent_at: float = float("nan")  # bench time the bet left (nan: not known)
+    in_play: str = ""  # the server round the bench had in play when it sent the bet
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,33 +65,44 @@ class Observation:
     sent: Sequence[SentBet] = ()
     supervisor_cancelled: Sequence[str] = ()  # server round ids the harness's supervisor cancelled
     server_clock_is_sim: bool = False  # the server's event times are the bench's simulation time
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One way the server disagrees with the rules. ``round`` is the server's round id ("" for a player-level
-    difference), ``bet`` the server's bet id ("" when no single bet is concerned)."""
-
-    round: str
-    bet: str
-    clause: str
-    what: str
-    expected: str
-    actual: str
-
-    def __str__(self) -> str:
-        where = f"round {self.round}" if self.round else "account"
-        if self.bet:
-            where += f" bet {self.bet}"
-        return f"{where} [{self.clause}]: {self.what}: expected {self.expected}, server {self.actual}"
+    timing: Timing | None = None  # the timing the server was configured with (None: not judged)
+    kills: Sequence[Kill] = ()  # the bench's planned server kills
+    corrections: Mapping[str, str] = field(default_factory=dict)  # accepted corrections: round id -> faces
+    alterations: Sequence[Alteration] = ()  # what the bench changed of the device reports, by round
+    supervisor_paused: Sequence[str] = ()  # server round ids the harness's supervisor paused
+    reader_line: str = ""  # the name of the line the reader's reports travel on
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
+    """The oracle's judgement. ``differences``: every difference, flat, in the order found; ``findings``: the same
+    differences grouped under their root causes (empty when built by hand: each difference is then its own
+    root); ``checks``: every clause the oracle decided on something it observed, passed or failed."""
+
     differences: tuple[Difference, ...]
     rounds_checked: int
     bets_checked: int
     expected: Mapping[str, ExpectedRound] = field(default_factory=dict)
+    findings: tuple[Finding, ...] = ()
+    checks: tuple[Check, ...] = ()
+
+    @property
+    def roots(self) -> tuple[Finding, ...]:
+        """The root-cause findings: ``findings``, or one per difference when none were grouped."""
+        return self.findings or tuple(Finding(d) for d in self.differences)
+
+    def failure(self, lead: str = "", first_round: str = "") -> ClauseFailure:
+        """The verdict as one failed check: the first root cause (of ``first_round`` when it has one) names the
+        clause; ``lead`` (what the step saw), the root's consequences and the other root causes are listed under it.
+
+        Raises:
+            ValueError: the verdict found no difference.
+        """
+        return failure_of(self.roots, lead, first_round)
+
+    def failed_clauses(self) -> list[str]:
+        """The clause of each root cause, each once, in the order found."""
+        return list(dict.fromkeys(f.clause for f in self.roots))
 
     @property
     def outcome(self) -> Outcome:
@@ -87,13 +115,32 @@ class Verdict:
 
     def summary(self) -> str:
         lines = [f"oracle: {self.outcome}: {self.rounds_checked} rounds, {self.bets_checked} bets checked"]
-        lines += [f"  - {d}" for d in self.differences]
+        for finding in self.roots:
+            first, *rest = finding.lines()
+            lines += [f"  - {first}", *(f"  {line}" for line in rest)]
         return "\n".join(lines)
+
+
+def failure_of(roots: Sequence[Finding], lead: str = "", first_round: str = "") -> ClauseFailure:
+    """Root causes as one :class:`ClauseFailure` (:meth:`Verdict.failure`).
+
+    Raises:
+        ValueError: ``roots`` is empty.
+    """
+    if not roots:
+        raise ValueError("no root cause: the verdict passed")
+    ranked = [f for f in roots if first_round and f.root.round == first_round]
+    first = (ranked or list(roots))[0]
+    lines = [f"step: {lead}"] if lead else []
+    lines += [str(d) for d in first.consequences]
+    lines += [f"also [{f.clause}]: {f.root}" for f in roots if f is not first]
+    return ClauseFailure(first.clause, str(first.root), lines)
 
 
 def judge(obs: Observation) -> Verdict:
     """Compare everything the server reported with what RULES.md requires. Never raises on server data: any
-    disagreement becomes a :class:`Difference`."""
+    disagreement becomes a :class:`Difference`, grouped under its root cause (:class:`Finding`), and every clause
+    decided on a round or a bet is recorded as a :class:`Check`, passed or failed."""
     expected = expected_by_round_id(
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
@@ -106,16 +153,78 @@ def judge(obs: Observation) -> Verdict:
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
         elif rid in ended:
             expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
-    diffs: list[Difference] = []
-    diffs += _check_rounds(obs, expected)
+    expected = adjust(obs, expected)
+    checks: list[Check] = []
+    timeline = check_pauses(obs, expected, checks) + check_timing(obs, checks)
+    rounds = timeline + _check_rounds(obs, expected, checks)
+    grouping = _Grouping(rounds)
     bets = 0
+    players: list[Difference] = []
     for player in sorted({*obs.records, *obs.opening, *obs.balances}):
         rows = obs.records.get(player, ())
         bets += len(rows)
-        diffs += _check_bets(rows, expected, obs.server_events)
-        diffs += _check_balance(player, rows, expected, obs)
-    diffs += _check_sent(obs)
-    return Verdict(tuple(diffs), len(expected), bets, expected)
+        player_bets = _check_bets(rows, expected, obs.server_events, checks)
+        grouping.add_bets(player_bets)
+        balance = _check_balance(player, rows, expected, obs, checks)
+        grouping.add_balance(balance, player_bets)
+        players += player_bets + balance
+    sent = _check_sent(obs, checks) + check_idempotency(obs, checks)
+    grouping.add_roots(sent)
+    diffs = rounds + players + sent
+    return Verdict(tuple(diffs), len(expected), bets, expected, grouping.findings(), tuple(checks))
+
+
+class _Grouping:
+    """Builds the findings: round-level differences are roots; a bet's differences hang under its round's root,
+    else under the bet's first difference; a balance difference hangs under the first root of a difference of that
+    player's bets, else it is a root of its own."""
+
+    def __init__(self, rounds: Sequence[Difference]) -> None:
+        self._roots: list[Difference] = []
+        self._under: dict[int, list[Difference]] = {}
+        self._by_round: dict[str, int] = {}
+        self._by_bet: dict[tuple[str, str], int] = {}
+        self._of: dict[int, int] = {}  # id(difference) -> index of its root
+        for diff in rounds:
+            index = self._by_round.get(diff.round) if diff.round else None
+            if index is None:
+                self._by_round[diff.round] = self._root(diff)
+            else:
+                self._hang(diff, index)
+
+    def _root(self, diff: Difference) -> int:
+        self._roots.append(diff)
+        index = len(self._roots) - 1
+        self._under[index] = []
+        self._of[id(diff)] = index
+        return index
+
+    def _hang(self, diff: Difference, index: int) -> None:
+        self._under[index].append(diff)
+        self._of[id(diff)] = index
+
+    def add_bets(self, diffs: Sequence[Difference]) -> None:
+        for diff in diffs:
+            index = self._by_round.get(diff.round, self._by_bet.get((diff.round, diff.bet)))
+            if index is None:
+                self._by_bet[(diff.round, diff.bet)] = self._root(diff)
+            else:
+                self._hang(diff, index)
+
+    def add_balance(self, diffs: Sequence[Difference], bets: Sequence[Difference]) -> None:
+        cause = next((self._of[id(d)] for d in bets if id(d) in self._of), None)
+        for diff in diffs:
+            if cause is None:
+                self._root(diff)
+            else:
+                self._hang(diff, cause)
+
+    def add_roots(self, diffs: Sequence[Difference]) -> None:
+        for diff in diffs:
+            self._root(diff)
+
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding(root, tuple(self._under[i])) for i, root in enumerate(self._roots))
 
 
 def _server_rounds(obs: Observation) -> list[str]:
@@ -134,7 +243,31 @@ def _server_rounds(obs: Observation) -> list[str]:
     return list(seen)
 
 
-def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> list[Difference]:
+def _reshake_reasons(truth: Sequence[Event]) -> dict[int, list[ReshakeReason]]:
+    """Per sim round, the reason of each re-shake the table made, in order."""
+    out: dict[int, list[ReshakeReason]] = {}
+    for event in truth:
+        if isinstance(event, Reshake):
+            out.setdefault(event.round, []).append(event.reason)
+    return out
+
+
+def reshake_clauses(truth: Sequence[Event], sim_round: int) -> list[str]:
+    """The clauses of the re-shakes the table made in ``sim_round`` (SH-2 for a drop, SH-3 for a standing token),
+    each once, in the order first made; empty when it made none."""
+    reasons = _reshake_reasons(truth).get(sim_round, [])
+    return list(dict.fromkeys(RESHAKE_CLAUSES[r] for r in reasons))
+
+
+def _reshake_clause(reasons: Sequence[ReshakeReason], got: int) -> str:
+    """The clause of the first re-shake the server's count gets wrong: the (got+1)-th the table made when the
+    server counted too few, the last when it counted too many."""
+    if not reasons:
+        return RESHAKE_CLAUSES[ReshakeReason.DROP]
+    return RESHAKE_CLAUSES[reasons[min(got, len(reasons) - 1)]]
+
+
+def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound], checks: list[Check]) -> list[Difference]:
     out: list[Difference] = []
     ends: dict[str, RoundEvent] = {}
     reshakes: dict[str, int] = {}
@@ -142,38 +275,71 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound]) -> li
         if event.ends_round:
             if event.round_id in ends:
                 out.append(Difference(event.round_id, "", "GLI 2.8.2", "round ended twice", "one end", event.kind))
+                checks.append(Check("GLI 2.8.2", f"round {event.round_id}: ended once", False, event.kind))
             ends.setdefault(event.round_id, event)
         elif event.kind == RoundEventKind.RESHAKE:
             reshakes[event.round_id] = reshakes.get(event.round_id, 0) + 1
+    reasons = _reshake_reasons(obs.truth)
     for rid, exp in sorted(expected.items(), key=lambda kv: kv[1].round):
+        found = len(out)
         end = ends.get(rid)
-        if end is None:
-            out.append(Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported"))
-            continue
-        if exp.status == UNFINISHED:
-            what = "round ended by the server while the table was still playing it"
-            out.append(Difference(rid, "", exp.clause, what, "the table's verdict", _describe_event(end)))
-            continue
-        if exp.status == NOT_STARTED:
-            if end.kind not in _REFUNDED:
-                out.append(Difference(rid, "", exp.clause, "round status", "void or cancelled", _describe_event(end)))
-            continue
-        if end.kind != exp.status:
-            out.append(Difference(rid, "", exp.clause, "round status", _describe(exp), _describe_event(end)))
-            continue
-        if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
-            clause = "SH-1" if exp.overlap else "EQ-3"
-            out.append(Difference(rid, "", clause, "outcome", exp.faces, end.faces))
-        elif exp.status != RoundStatus.SETTLED and end.clause != exp.clause:
-            out.append(Difference(rid, "", exp.clause, "clause", exp.clause, end.clause or "(none)"))
-        if exp.status == RoundStatus.SETTLED and reshakes.get(rid, 0) != exp.reshakes:
-            got = str(reshakes.get(rid, 0))
-            out.append(Difference(rid, "", RESHAKE_CLAUSE, "re-shakes", str(exp.reshakes), got))
+        late = late_frame_clause(obs, rid, end.faces) if end is not None and end.faces else ""
+        out += _check_round(rid, exp, end, reshakes.get(rid, 0), reasons.get(exp.round, []), late)
+        failed = {d.clause for d in out[found:]}
+        decided = [exp.by or exp.clause]
+        if exp.status == RoundStatus.SETTLED and rid in ends:
+            decided.append("SH-1" if exp.overlap else "EQ-3")
+            decided += [RESHAKE_CLAUSES[r] for r in dict.fromkeys(reasons.get(exp.round, []))]
+        for clause in dict.fromkeys(decided):
+            checks.append(Check(clause, f"round {rid}: {_describe(exp)}", clause not in failed))
+        for clause in device_clauses(obs, rid):  # the bench's frames changed nothing: the round ended as due
+            if clause not in decided:
+                decided.append(clause)
+                checks.append(Check(clause, f"round {rid}: the bench's frames left {_describe(exp)}", not failed))
+        checks += [
+            Check(d.clause, f"round {rid}: {d.what}", False, str(d)) for d in out[found:] if d.clause not in decided
+        ]
+    return out
+
+
+def _check_round(
+    rid: str,
+    exp: ExpectedRound,
+    end: RoundEvent | None,
+    reshakes: int,
+    reasons: Sequence[ReshakeReason],
+    late: str = "",
+) -> list[Difference]:
+    """The differences of one round's end (at most one, then the re-shake count of a settled round). ``late``: the
+    clause (DEV-1, DEV-2) of a report the bench forged or replayed whose faces the server settled on."""
+    if end is None:
+        return [Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported")]
+    if exp.status == UNFINISHED:
+        what = "round ended by the server while the table was still playing it"
+        return [Difference(rid, "", exp.clause, what, "the table's verdict", _describe_event(end))]
+    if exp.status == NOT_STARTED:
+        if end.kind not in _REFUNDED:
+            return [Difference(rid, "", exp.clause, "round status", "void or cancelled", _describe_event(end))]
+        return []
+    if end.kind != exp.status:
+        return [Difference(rid, "", exp.by or exp.clause, "round status", _describe(exp), _describe_event(end))]
+    out: list[Difference] = []
+    if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
+        clause = late or ("SH-1" if exp.overlap else "EQ-3")
+        out.append(Difference(rid, "", clause, "outcome", exp.faces, end.faces))
+    elif exp.status != RoundStatus.SETTLED and end.clause != exp.clause:
+        out.append(Difference(rid, "", exp.clause, "clause", exp.clause, end.clause or "(none)"))
+    if exp.status == RoundStatus.SETTLED and reshakes != exp.reshakes:
+        clause = _reshake_clause(reasons, reshakes)
+        out.append(Difference(rid, "", clause, "re-shakes", str(exp.reshakes), str(reshakes)))
     return out
 
 
 def _check_bets(
-    rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRound], events: Sequence[RoundEvent]
+    rows: Sequence[BetRecordRow],
+    expected: Mapping[str, ExpectedRound],
+    events: Sequence[RoundEvent],
+    checks: list[Check],
 ) -> list[Difference]:
     """Each bet's result and amount against the rules; its round status against the server's own round events
     (the bet record and the round history must agree: GLI 4.14.2)."""
@@ -183,6 +349,7 @@ def _check_bets(
         exp_round = expected.get(row.round_id)
         want = expected_bet(exp_round, row.bet_type, row.wagered)
         label = f"{row.player_id} {row.bet_type} {row.wagered}"
+        found = len(out)
         if row.result != want.result:
             out.append(Difference(row.round_id, row.bet_id, want.clause, f"result of {label}", want.result, row.result))
         if row.returned != want.returned:
@@ -196,6 +363,11 @@ def _check_bets(
                     str(row.returned),
                 )
             )
+        money_ok = len(out) == found
+        what = f"round {row.round_id} bet {row.bet_id}: {label} {want.result} {want.returned}"
+        checks.append(Check(want.clause, what, money_ok, "" if money_ok else str(out[found])))
+        if want.result == BetResult.REFUND:
+            checks.append(Check("REF-1", what, money_ok, "" if money_ok else str(out[found])))
         published = ended.get(row.round_id, RoundStatus.IN_PROGRESS)
         if row.round_status != published:
             what = "round status in the bet record vs the round's events"
@@ -204,38 +376,52 @@ def _check_bets(
 
 
 def _check_balance(
-    player: str, rows: Sequence[BetRecordRow], expected: Mapping[str, ExpectedRound], obs: Observation
+    player: str,
+    rows: Sequence[BetRecordRow],
+    expected: Mapping[str, ExpectedRound],
+    obs: Observation,
+    checks: list[Check],
 ) -> list[Difference]:
     out: list[Difference] = []
     if player not in obs.opening:
         what = f"balance of {player} (no opening balance known to the harness)"
-        return [Difference("", "", "GLI 2.8.2", what, "checked", "not checked")]
+        return [Difference("", "", BALANCE_CLAUSE, what, "checked", "not checked")]
     want = obs.opening[player]
     for row in rows:
         want += expected_bet(expected.get(row.round_id), row.bet_type, row.wagered).returned - row.wagered
     if player not in obs.balances:
-        return [Difference("", "", "GLI 2.8.2", f"balance of {player}", str(want), "not observed")]
+        return [Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), "not observed")]
     got = obs.balances[player]
     if got != want:
-        out.append(Difference("", "", "GLI 2.8.2", f"balance of {player}", str(want), str(got)))
+        out.append(Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), str(got)))
     if got < 0:
         out.append(Difference("", "", "GLI 4.3.3b", f"balance of {player} below zero", ">= 0", str(got)))
+    checks.append(Check(BALANCE_CLAUSE, f"balance of {player}: {want}", got == want, f"server {got}"))
     return out
 
 
-def _check_sent(obs: Observation) -> list[Difference]:
+def _check_sent(obs: Observation, checks: list[Check]) -> list[Difference]:
     out: list[Difference] = []
     recorded = {(row.player_id, row.bet_id) for rows in obs.records.values() for row in rows}
+    confirmed: dict[tuple[str, str], str] = {}  # (player, client bet id) -> the bet id first confirmed
     for sent in obs.sent:
         reply = sent.reply
         if not reply.accepted:
             continue
+        key = (reply.player_id, reply.client_bet_id)
+        if key in confirmed and confirmed[key] == reply.bet_id:
+            continue  # a retry answered with the original confirmation: judged by check_idempotency
+        confirmed.setdefault(key, reply.bet_id)
         if sent.after_close:
             what = f"bet of {reply.player_id} sent after betting closed"
             out.append(Difference(reply.round_id, reply.bet_id, "GLI C.6.4", what, "rejected", "accepted"))
-        if reply.player_id in obs.records and (reply.player_id, reply.bet_id) not in recorded:
+            checks.append(Check("GLI C.6.4", f"round {reply.round_id}: {what}", False, "accepted"))
+        if reply.player_id in obs.records:
+            present = (reply.player_id, reply.bet_id) in recorded
             what = f"acknowledged bet of {reply.player_id} in the bet record"
-            out.append(Difference(reply.round_id, reply.bet_id, "DC-3", what, "present", "missing"))
+            checks.append(Check("DC-3", f"round {reply.round_id} bet {reply.bet_id}: {what}", present))
+            if not present:
+                out.append(Difference(reply.round_id, reply.bet_id, "DC-3", what, "present", "missing"))
     return out
 
 

@@ -68,7 +68,7 @@ def test_clause_tags_select_scenarios_without_unknown_marker_errors(pytester: py
 
 
 def test_a_scenario_for_another_bench_is_not_applicable_with_its_clauses_and_reason(pytester: pytest.Pytester) -> None:
-    other = PASSING.replace("@clause:PAY-8", "@clause:PAY-9 @bench:local-hil").replace(
+    other = PASSING.replace("@clause:PAY-8", "@clause:DOC-2 @bench:local-hil").replace(
         "A lab's own payout check", "Another"
     )
     pytester.makefile(".feature", lab=PASSING, other=other)
@@ -77,14 +77,16 @@ def test_a_scenario_for_another_bench_is_not_applicable_with_its_clauses_and_rea
     result = pytester.runpytest_inprocess("--bench", "in-process", "--clause-matrix", str(matrix))
     result.assert_outcomes(passed=1, skipped=1)  # listed, not deselected
     data = json.loads((matrix / "clause-matrix.json").read_text(encoding="utf-8"))
-    assert [r["outcome"] for r in data["clauses"]["PAY-9"]] == ["not-applicable"]
+    assert [r["outcome"] for r in data["clauses"]["DOC-2"]] == ["not-applicable"]
     assert [(r["scenario"], r["reason"]) for r in data["not_applicable"]] == [
         (
             "Big pays 0.96 to 1 on three reds",
             "written for the local-hil bench only (@bench:local-hil); this bench is in-process",
         )
     ]
-    assert "PAY-9" in data["unexercised"]
+    assert "DOC-2" in data["unexercised"]
+    # the passing scenario's judge decided PAY-9 on its bet on big: covered by a check that ran, not by a tag
+    assert [(r["outcome"], r["checked"]) for r in data["clauses"]["PAY-9"]] == [("passed", True)]
 
 
 def test_parallel_workers_on_a_bench_attached_by_url_are_refused_in_one_line(pytester: pytest.Pytester) -> None:

@@ -81,7 +81,7 @@ def test_judge_reports_a_missing_reshake_and_a_wrong_payout() -> None:
     verdict = judge(obs)
     # odd on 3 reds: 100 + 96 = 196 (the server paid 190); balance 1000 - 200 + 380 + 196 = 1376.
     assert [str(d) for d in verdict.differences] == [
-        "round 7 [SH-2/SH-3]: re-shakes: expected 1, server 0",
+        "round 7 [SH-2]: re-shakes: expected 1, server 0",
         "round 7 bet 71 [PAY-7]: returned for p1 odd 100: expected 196, server 190",
         "account [GLI 2.8.2]: balance of p1: expected 1376, server 1370",
     ]

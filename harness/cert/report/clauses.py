@@ -2,8 +2,18 @@
 
 The clause list is read from the rules catalogue (``fixtures/rules/RULES.md``, a copy of the shared
 ``rules/RULES.md``): every table row whose first cell is an ID like ``SH-3`` or ``SH-4a``. The matrix maps each
-clause to the scenarios tagged with it (``@clause:SH-3``) and their results, and lists the clauses no scenario
-covers. Tag expressions (``--tags``) select scenarios by their tags.
+clause to the scenarios tagged with it (``@clause:SH-3``) or whose checks evaluated it, and gives each clause one
+result, from the checks that ran, never from tags alone:
+
+- ``FAIL``: a check *of this clause* failed in some scenario (the root cause that scenario names);
+- ``NOT DECIDED``: otherwise, a scenario tagged with it failed on another clause's check (or outside any clause
+  check) before this clause was decided there; the reason names the scenario and what it failed on;
+- ``PASS``: otherwise, a check of it ran and held;
+- ``NOT APPLICABLE``: every scenario of it was not applicable to the bench;
+- ``UNCHECKED``: scenarios are tagged with it, but no check of it ran anywhere.
+
+A catalogue clause is *covered* only when a check of it ran (passed or failed) in a scenario that ran; the others
+are ``uncovered``. Tag expressions (``--tags``) select scenarios by their tags.
 """
 
 from __future__ import annotations
@@ -36,6 +46,22 @@ def rule_clauses(path: Path = RULES_PATH) -> list[str]:
     return out
 
 
+def rule_texts(path: Path = RULES_PATH) -> dict[str, str]:
+    """Each clause ID of the catalogue with its rule's text (the row's other cells, joined by " | "; markdown
+    emphasis and code marks kept as written).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    out: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = _ROW.match(line)
+        if m and m.group(1) not in out:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")[1:]]
+            out[m.group(1)] = " | ".join(c for c in cells if c)
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class ScenarioResult:
     """One run scenario: its pytest id, title, clause and GLI tags, and outcome (passed, failed, skipped, or
@@ -47,9 +73,45 @@ class ScenarioResult:
     gli: tuple[str, ...]
     outcome: str
     reason: str = ""
+    checked: tuple[str, ...] = ()  # clauses a check of which ran in the scenario
+    failed_clauses: tuple[str, ...] = ()  # clauses whose check failed: the root cause the scenario names
+    where: str = ""  # feature file and line of the scenario
+    server: str = ""  # "reached": the scenario's rig was built; "unreached": building it failed; "": none needed
+
+    @property
+    def ran(self) -> bool:
+        """The scenario ran on the bench (passed or failed), rather than being not applicable or skipped."""
+        return self.outcome in ("passed", "failed")
 
 
 NOT_APPLICABLE = "not-applicable"
+FAIL, NOT_DECIDED, PASS, NOT_APPLICABLE_RESULT, UNCHECKED, UNCOVERED = (
+    "FAIL",
+    "NOT DECIDED",
+    "PASS",
+    "NOT APPLICABLE",
+    "UNCHECKED",
+    "UNCOVERED",
+)
+
+
+def clause_result(clause: str, results: Iterable[ScenarioResult]) -> tuple[str, str]:
+    """The clause's one result over its scenarios, and the reason for ``NOT DECIDED`` (module docstring)."""
+    rows = list(results)
+    if not rows:
+        return UNCOVERED, ""
+    if any(clause in r.failed_clauses for r in rows):
+        return FAIL, ""
+    undecided = [r for r in rows if r.outcome == "failed" and clause in r.clauses]
+    if undecided:
+        r = undecided[0]
+        on = ", ".join(r.failed_clauses) or "an error outside any clause check"
+        return NOT_DECIDED, f"{r.title} ({r.where or r.nodeid}) failed on {on}"
+    if any(r.ran and clause in r.checked for r in rows):
+        return PASS, ""
+    if all(r.outcome == NOT_APPLICABLE for r in rows):
+        return NOT_APPLICABLE_RESULT, ""
+    return UNCHECKED, "tagged, but no check of it ran"
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +124,21 @@ class Matrix:
     failed: int
     passed: int
     unexercised: tuple[str, ...] = ()
+    reached: bool = True  # some scenario reached the server, or none needed it
+
+    def result(self, clause: str) -> tuple[str, str]:
+        """The clause's result and its reason (:func:`clause_result`)."""
+        return clause_result(clause, self.rows.get(clause, ()))
+
+    @property
+    def failures(self) -> tuple[ScenarioResult, ...]:
+        """The failed scenarios, each once, in matrix order."""
+        seen: dict[str, ScenarioResult] = {}
+        for results in self.rows.values():
+            for r in results:
+                if r.outcome == "failed":
+                    seen.setdefault(r.nodeid, r)
+        return tuple(seen.values())
 
     @property
     def not_applicable(self) -> tuple[ScenarioResult, ...]:
@@ -80,14 +157,30 @@ class Matrix:
                     "scenario": r.title,
                     "nodeid": r.nodeid,
                     "outcome": r.outcome,
+                    "checked": clause in r.checked,
                     **({"reason": r.reason} if r.reason else {}),
                 }
                 for r in results
             ]
             for clause, results in self.rows.items()
         }
+        verdicts = {}
+        for clause in self.rows:
+            result, reason = self.result(clause)
+            verdicts[clause] = {"result": result, **({"reason": reason} if reason else {})}
         doc = {
             "clauses": rows,
+            "results": verdicts,
+            "failures": [
+                {
+                    "scenario": r.title,
+                    "nodeid": r.nodeid,
+                    "where": r.where,
+                    "failed_clauses": list(r.failed_clauses),
+                    "clauses": list(r.clauses),
+                }
+                for r in self.failures
+            ],
             "uncovered": list(self.uncovered),
             "unexercised": list(self.unexercised),
             "not_applicable": [
@@ -96,21 +189,23 @@ class Matrix:
             ],
             "passed": self.passed,
             "failed": self.failed,
+            "reached": self.reached,
         }
         return json.dumps(doc, indent=2)
 
     def to_markdown(self) -> str:
-        lines = ["| clause | scenarios | passed | failed | not applicable | result |", "|---|---|---|---|---|---|"]
+        lines = [
+            "| clause | scenarios | checked in | passed | failed | not applicable | result |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for clause, results in self.rows.items():
             ok = sum(r.outcome == "passed" for r in results)
             bad = sum(r.outcome == "failed" for r in results)
             na = sum(r.outcome == NOT_APPLICABLE for r in results)
-            verdict = (
-                "UNCOVERED"
-                if not results
-                else ("FAIL" if bad else ("NOT APPLICABLE" if na == len(results) else "PASS"))
-            )
-            lines.append(f"| {clause} | {len(results)} | {ok} | {bad} | {na} | {verdict} |")
+            checked = sum(r.ran and clause in r.checked for r in results)
+            verdict, reason = self.result(clause)
+            shown = f"{verdict}: {reason}" if reason else verdict
+            lines.append(f"| {clause} | {len(results)} | {checked} | {ok} | {bad} | {na} | {shown} |")
         if self.uncovered:
             lines.append("")
             lines.append("Uncovered clauses: " + ", ".join(self.uncovered))
@@ -126,8 +221,8 @@ class Matrix:
 
     def summary(self) -> str:
         rules = [c for c in self.rows if not c.startswith("GLI ")]
-        covered = sum(1 for c in rules if self.rows[c])
-        gli = sum(1 for c, r in self.rows.items() if c.startswith("GLI ") and r)
+        covered = sum(1 for c in rules if self.result(c)[0] in (PASS, FAIL, NOT_DECIDED) and c not in self.uncovered)
+        gli = sum(1 for c, r in self.rows.items() if c.startswith("GLI ") and any(x.ran for x in r))
         text = (
             f"rules clauses covered: {covered}/{len(rules)}; GLI references exercised: {gli}; "
             f"scenarios passed {self.passed}, failed {self.failed}"
@@ -144,13 +239,19 @@ def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult]) -> M
     rows: dict[str, list[ScenarioResult]] = {c: [] for c in ordered}
     all_results = list(results)
     for result in all_results:
-        for clause in (*result.clauses, *(f"GLI {g}" for g in result.gli)):
+        named = (*result.clauses, *(f"GLI {g}" for g in result.gli), *result.checked, *result.failed_clauses)
+        for clause in dict.fromkeys(named):
             rows.setdefault(clause, []).append(result)
-    uncovered = tuple(c for c in ordered if not rows[c])
-    unexercised = tuple(c for c in ordered if rows[c] and all(r.outcome == NOT_APPLICABLE for r in rows[c]))
+    checked = {c for r in all_results if r.ran for c in (*r.checked, *r.failed_clauses)}
+    unexercised = tuple(
+        c for c in ordered if rows[c] and c not in checked and all(r.outcome == NOT_APPLICABLE for r in rows[c])
+    )
+    uncovered = tuple(c for c in ordered if c not in checked and c not in unexercised)
     failed = sum(r.outcome == "failed" for r in all_results)
     passed = sum(r.outcome == "passed" for r in all_results)
-    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed, unexercised)
+    servers = {r.server for r in all_results}
+    reached = "reached" in servers or "unreached" not in servers
+    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed, unexercised, reached)
 
 
 def matches(expression: str, tags: Iterable[str]) -> bool:

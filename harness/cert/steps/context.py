@@ -16,7 +16,9 @@ from harness.bench import forge
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
 from harness.errors import AdapterError
-from harness.judge.oracle import Verdict
+from harness.judge.checks import CheckLog, ClauseFailure
+from harness.judge.expect import expected_bet
+from harness.judge.oracle import Finding, Verdict, failure_of
 from harness.records import BetRecordRow, BetReply
 from harness.wire.protocol.messages import Message, Source
 
@@ -87,10 +89,13 @@ class CertContext:
     script: list[dict[str, Any]] = field(default_factory=list)
     rig: Rig | None = None
     replies: list[BetReply] = field(default_factory=list)
+    checks: CheckLog = field(default_factory=CheckLog)
+    tried: bool = False  # a step asked for the rig (the server had to be reached)
 
     def running(self) -> Rig:
         """The rig, built (server started, players connected) on first use. Raises on a bench that cannot start."""
         if self.rig is None:
+            self.tried = True
             self.rig = Rig.build(self.bench, self.players, self.script)
             for player in self.players:
                 self.rig.adapter.connect(player)
@@ -116,10 +121,48 @@ class CertContext:
         return rows[-1]
 
     def verdict(self) -> Verdict:
-        return self.running().verdict()
+        """The judge's verdict on everything the server reported so far; its checks join the scenario's."""
+        verdict = self.running().verdict()
+        self.checks.extend(verdict.checks)
+        return verdict
 
-    def evidence(self) -> dict[str, str]:
-        """Everything to attach to the scenario's report (trace, timeline, server events, verdict)."""
+    def bet_clause(self, row: BetRecordRow) -> str:
+        """The clause that decides this bet by the judge: its paytable row (PAY-1..PAY-10) in a settled round,
+        the clause that voided or cancelled its round, DC-2 while its round is still in play."""
+        rig = self.running()
+        expected = self.verdict().expected.get(row.round_id) if rig is not None else None
+        try:
+            return expected_bet(expected, row.bet_type, row.wagered).clause
+        except ValueError:
+            return "BET-1"  # a bet type or stake the rules do not know
+
+    def check(self, clause: str, ok: bool, what: str, round_id: str = "") -> None:
+        """A step's check of ``clause`` on ``what`` (about the server's round ``round_id``, when one).
+
+        When it fails and the judge finds a root cause (for that round first, else any), the failure names the
+        judge's root clause, with the step's finding and the root's consequences under it: a wrong balance caused
+        by a wrong payout fails the payout's clause, not the balance's. Otherwise it names ``clause``.
+
+        Raises:
+            ClauseFailure: the check failed.
+        """
+        if ok:
+            self.checks.record(clause, what, True)
+            return
+        roots: tuple[Finding, ...] = ()
+        if self.rig is not None:
+            try:
+                roots = self.verdict().roots
+            except AdapterError:  # the judge cannot read the server: the step's own clause decides
+                roots = ()
+        if roots:
+            raise failure_of(roots, what, round_id)
+        self.checks.record(clause, what, False)
+        raise ClauseFailure(clause, what)
+
+    def evidence(self, verdict: Verdict | None = None) -> dict[str, str]:
+        """Everything to attach to the scenario's report (trace, timeline, server events, the judge's
+        ``verdict``, computed here when not given)."""
         rig = self.rig
         if rig is None:
             return {}
@@ -131,7 +174,7 @@ class CertContext:
         try:
             events = rig.adapter.round_events()
             out["server round events (jsonl)"] = "\n".join(json.dumps(dict(e.raw or {})) for e in events)
-            out["oracle verdict"] = rig.verdict().summary()
+            out["oracle verdict"] = (verdict or rig.verdict()).summary()
         except Exception as exc:  # evidence must never hide the scenario's own result
             out["oracle verdict"] = f"could not be computed: {exc}"
         out.update(rig.adapter.evidence())

@@ -43,6 +43,9 @@ from simulator.events import BettingClosed, Event, Revealed
 
 #: A round tag no server is playing: prefixed so that it never names a real round (round ids are §2 values).
 _NO_ROUND = "X"
+#: What the harness notes in the rig's actions when it arms a contradicting read (:func:`contradicting_read`): a
+#: pause of that round then decides PROC-1.
+CONTRADICTING_READ = "contradicting read"
 
 
 @runtime_checkable
@@ -163,6 +166,29 @@ def replay_tagged(cert: CertContext, k: int) -> None:
     _replay(cert, k, tagged=True)
 
 
+@when(parsers.parse("the reader sends a result {result} tagged with round {k:d} as the bowl comes off"))
+def result_for_round(cert: CertContext, result: str, k: int) -> None:
+    """Right after the table lifts the bowl in the current round, the reader sends a result with these faces tagged
+    with round k (a round already decided: settled, void, or cancelled by a restart), on its own line and with a
+    fresh sequence number: what a reader that missed the server's restart sends (DEV-2). Not applicable on a bench
+    whose devices send no round tags.
+
+    Example: When the reader sends a result r r r r tagged with round 1 as the bowl comes off
+    """
+    rig = _rig(cert)
+    if not rig.emulated.round_tags:
+        not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
+    message, tag = Result(faces(result), False), cert.round_id(k)
+
+    def fire() -> None:
+        try:
+            forge.queue_report(rig, Source.READER, message, tag, forge.device_time(rig))
+        except forge.CannotForge as exc:
+            rig.note("harness", "result not sent", str(exc))
+
+    forge.at_lift(rig, fire)
+
+
 def _noise(rig: Rig, name: str) -> tuple[list[Frame | bytes], int]:
     """One cycle of noise for line ``name``: reports of its own devices for a round not in play, an untagged
     round-deciding report, a report of another device for the current round, and (ASCII lines) frames with a valid
@@ -240,6 +266,7 @@ def contradicting_read(cert: CertContext, result: str) -> None:
     rig = _rig(cert)
     number = rig.driver.rounds.get(rig.current_round())
     message = ReaderRearranged(faces(result))
+    rig.note("harness", CONTRADICTING_READ, f"round {rig.current_round()}: {message.faces} before the spread")
     done = False
 
     def watch(event: Event) -> None:
@@ -280,17 +307,31 @@ def replay_between_rounds(cert: CertContext, k: int) -> None:
     no round is in play (after round k ended, before the next one opens), and the step waits 0.2 s for it to reach
     the server (DEV-2: a line's refused frame when no round is in play).
 
+    The step checks DEV-2 once it has waited: the replay ended no round and changed no round's end, round k's
+    included (what it must not do to the next round, that round's own settlement shows).
+
     Example: When the reader sends round 1's result again untagged before the next round opens
     """
     rig = _rig(cert)
     read = _earlier_read(cert, rig, k)
-    if rig.server_end(cert.round_id(k)) is None:
+    rid = cert.round_id(k)
+    if rig.server_end(rid) is None:
         raise AssertionError(f"round {k} has not ended: play it to the end first")
+    before = _round_ends(rig)
     try:
         forge.queue_report(rig, Source.READER, Result(read.faces, False), None, forge.device_time(rig, read.t))
     except forge.CannotForge as exc:
         not_applicable(str(exc))
     rig.run_for(0.2)
+    after = _round_ends(rig)
+    what = f"round {k}'s result replayed untagged between rounds: expected no round end changed, server {before}"
+    what += " unchanged" if after == before else f" became {after}"
+    cert.check("DEV-2", after == before, what, rid)
+
+
+def _round_ends(rig: Rig) -> list[tuple[str, str, str, str]]:
+    """Every round end the server reported: (round id, kind, clause, faces), in its order."""
+    return [(e.round_id, str(e.kind), e.clause, e.faces) for e in rig.adapter.round_events() if e.ends_round]
 
 
 @when(parsers.parse("the reader's reads of this round reach the server only {seconds:g} seconds after it makes them"))
@@ -337,24 +378,36 @@ def server_pauses(cert: CertContext, n: int) -> None:
     """Wait until the server has paused round n (ERR-1), whatever paused it; fails if it ends the round first or
     does not pause it within the bench's step timeout.
 
+    The check decides PROC-1 when the scenario armed a read that contradicts the faces seen before the spread in
+    round n (the pause that read calls for), else ERR-1 (an unexpected problem pauses the round).
+
     Example: When the server pauses round 1
     """
     rig = cert.running()
     rid = cert.round_id(n)
+    contradicted = any(a.what == CONTRADICTING_READ and a.detail.startswith(f"round {rid}:") for a in rig.actions)
+    clause = "PROC-1" if contradicted else "ERR-1"
 
     def paused() -> bool:
         events = [e for e in rig.adapter.round_events() if e.round_id == rid]
         return any(e.kind == RoundEventKind.PAUSED or e.ends_round for e in events)
 
-    rig.run_until(paused, f"the server to pause round {n}")
+    try:
+        rig.run_until(paused, f"the server to pause round {n}")
+    except BenchTimeout as exc:
+        cert.check(clause, False, f"round {n}: expected paused, the server did not pause it: {exc}", rid)
     end = rig.server_end(rid)
-    assert end is None, f"the server ended round {n} ({end.kind} {end.clause}) instead of pausing it"
+    what = f"round {n}: expected paused, the server ended it ({end.kind} {end.clause})" if end else f"round {n} paused"
+    cert.check(clause, end is None, what, rid)
 
 
 @then(parsers.parse("the server pauses round {n:d} after its re-shakes {which}"))
 def paused_after(cert: CertContext, n: int, which: str) -> None:
     """The server paused round n exactly once after each of these re-shakes (counted from the round's first, in the
     order of its round events: a pause that follows the k-th re-shake and no later one), and at no other time.
+
+    The check decides ERR-1: needing a re-shake past the cap is an unexpected problem of the procedure (RULES.md,
+    "Re-shake cap"), so the round pauses.
 
     Example: Then the server pauses round 1 after its re-shakes 4 and 8
     """
@@ -368,7 +421,8 @@ def paused_after(cert: CertContext, n: int, which: str) -> None:
             count += 1
         elif e.kind == RoundEventKind.PAUSED:
             got.append(count)
-    assert got == want, f"round {n}: expected pauses after re-shakes {want}, server paused after {got}"
+    what = f"round {n}: expected pauses after re-shakes {want}, server paused after {got}"
+    cert.check("ERR-1", got == want, what, rid)
 
 
 @then(parsers.parse("the server counted the noise and its event log grew by at most {most:d} entries"))
@@ -393,5 +447,8 @@ def noise_counted(cert: CertContext, injections: Injections, most: int) -> None:
         rig.run_until(lambda: adapter.ignored_device_frames() - before[0] >= injections.noise, "the noise counted")
     ignored = adapter.ignored_device_frames() - before[0]
     grown = adapter.event_log_size() - before[1]
-    assert ignored >= injections.noise, f"the server counted {ignored} of {injections.noise} noise frames"
-    assert grown <= most, f"the event log grew by {grown} entries for {injections.noise} noise frames"
+    rid = rig.current_round()
+    what = f"the server counted {ignored} of {injections.noise} noise frames, expected every one"
+    cert.check("DEV-3", ignored >= injections.noise, what, rid)
+    what = f"the event log grew by {grown} entries for {injections.noise} noise frames, expected at most {most}"
+    cert.check("DEV-3", grown <= most, what, rid)

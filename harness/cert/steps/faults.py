@@ -4,6 +4,13 @@ the bench is the plugin's ``--bench`` (default in-process).
 
 Player ids are ``p1`` ... ``pN``; phases are the schedule's (``betting_open``, ``shaking``, ``betting_closed``,
 ``reveal``, ``settling``).
+
+The Then steps record their checks in the scenario's ``clause_checks`` log, each naming the clause it decides: each
+history checker's violation its own (a payout its bet's paytable row; :data:`~harness.judge.checkers.CHECKER_CLAUSES`
+otherwise), the run's liveness by the faults it had (:func:`liveness_clauses`), every acknowledged bet in the bet
+record (DC-3) and settled or refunded exactly once (DC-2), a noisy round paused (ERR-1), cancelled and refunded
+(ERR-3) or settled on the table's faces (EQ-3). Steps that only state that a fault took effect
+(a restart, a bet not sent, a frame hit) check the harness, not the server: plain assertions.
 """
 
 from __future__ import annotations
@@ -21,6 +28,9 @@ from harness.faults.prepare import InjectionRefused
 from harness.faults.result import RunResult
 from harness.faults.schedule import parse_schedule
 from harness.faults.schedule_model import FaultKind
+from harness.judge.checkers import CHECKER_CLAUSES
+from harness.judge.checks import CheckLog, ClauseFailure
+from harness.judge.oracle import BALANCE_CLAUSE
 from harness.records import DECIDED_RESULTS, BetResult, OpFunction, OpType, RoundEventKind
 
 
@@ -103,42 +113,86 @@ def schedule_runs(fault_scenario: FaultScenario, bench: Bench, seed: int) -> Non
         not_applicable(str(exc))
 
 
+def liveness_clauses(doc: dict[str, Any]) -> list[str]:
+    """The clauses a run's liveness (every round played, no early stop) decides, by the faults of its schedule: a
+    player who disconnects does not stop the round (DC-1); a network error (a reset or a blackholed link) does not
+    stop a started game (NET-1); a server killed and restarted, or a line's noise, cancels at most the round it hit
+    and the game goes on (ERR-3: a problem not resolved at once cancels the round, it never stops the table)."""
+    kinds = {str(f.get("kind", "")) for f in doc.get("faults", [])}
+    out = []
+    if FaultKind.PLAYER_DISCONNECT in kinds:
+        out.append("DC-1")
+    if kinds & {FaultKind.PLAYER_RESET, FaultKind.PLAYER_BLACKHOLE}:
+        out.append("NET-1")
+    if FaultKind.SERVER_KILL in kinds or any(k.startswith("serial_") for k in kinds):
+        out.append("ERR-3")
+    return out or ["GP-3"]
+
+
 @then("no checker reports a violation")
-def no_violation(fault_scenario: FaultScenario) -> None:
+def no_violation(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
+    # every history checker passed (each a check of its clause, CHECKER_CLAUSES) and the run did not stop early (a
+    # check of each of its liveness clauses)
     result = fault_scenario.done
-    assert result.report.passed, "\n".join(result.report.lines())
-    assert not result.aborted, result.aborted
+    failed: list[str] = []
+    for name, found in result.report.by_checker().items():
+        if not found:
+            clause_checks.record(CHECKER_CLAUSES.get(name, BALANCE_CLAUSE), f"the {name} checker found none", True)
+        for violation in found:  # each names the clause it breaks: a payout its bet's paytable row
+            clause_checks.record(violation.rule, f"the {name} checker: {violation}", False)
+            failed.append(violation.rule)
+    for clause in liveness_clauses(fault_scenario.doc):
+        what = f"the run stopped early: {result.aborted}" if result.aborted else "the run played to its end"
+        clause_checks.record(clause, what, not result.aborted)
+        if result.aborted:
+            failed.append(clause)
+    if failed:
+        message = "\n".join(result.report.lines()) + (f"\n  stopped early: {result.aborted}" if result.aborted else "")
+        raise ClauseFailure(failed[0], "the fault run's checkers found violations:\n" + message)
 
 
 @then("every round was played")
-def every_round(fault_scenario: FaultScenario) -> None:
+def every_round(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
+    # a check of each of the run's liveness clauses (DC-1 in a disconnect storm, ERR-3 across a restart)
     result = fault_scenario.done
-    assert result.rounds_played == fault_scenario.doc["rounds"], result.aborted
+    rounds = fault_scenario.doc["rounds"]
+    what = f"{result.rounds_played} of {rounds} rounds were played" + (f": {result.aborted}" if result.aborted else "")
+    for clause in liveness_clauses(fault_scenario.doc):
+        clause_checks.require(clause, result.rounds_played == rounds, what)
 
 
 @then("every acknowledged bet was settled or refunded exactly once")
-def exactly_once(fault_scenario: FaultScenario) -> None:
+def exactly_once(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
+    # every bet the server acknowledged is in its player's bet record (DC-3), once, settled or refunded (DC-2)
     result = fault_scenario.done
-    assert result.final is not None
+    assert result.final is not None, f"the run took no final read of the server: {result.aborted}"
     rows = {(p, r.client_bet_id): r for p, rs in result.final.records.items() for r in rs}
     acked = [op for op in result.history if op.f == OpFunction.BET and op.type == OpType.OK]
     assert acked, "no bet was acknowledged: the scenario proves nothing"
-    for op in acked:
-        row = rows.get((op.process, op.client_bet_id))
-        assert row is not None and row.result in (*DECIDED_RESULTS, BetResult.REFUND), f"{op.client_bet_id}: {row}"
-    assert sum(len(rs) for rs in result.final.records.values()) == len(rows)
+    missing = [op.client_bet_id for op in acked if (op.process, op.client_bet_id) not in rows]
+    what = f"{len(missing)} of {len(acked)} acknowledged bets are missing from the bet record: {missing[:10]}"
+    clause_checks.require("DC-3", not missing, what)
+    resolved = (*DECIDED_RESULTS, BetResult.REFUND)
+    open_rows = [rows[(op.process, op.client_bet_id)] for op in acked]
+    unresolved = [f"{r.client_bet_id}: {r.result}" for r in open_rows if r.result not in resolved]
+    what = f"{len(unresolved)} of {len(acked)} acknowledged bets are neither settled nor refunded: {unresolved[:10]}"
+    clause_checks.require("DC-2", not unresolved, what)
+    total = sum(len(rs) for rs in result.final.records.values())
+    what = f"the bet records hold {total} rows for {len(rows)} bets: a bet is recorded more than once"
+    clause_checks.require("DC-2", total == len(rows), what)
 
 
 @then(parsers.parse("the server was restarted {count:d} times"))
 def restarted(fault_scenario: FaultScenario, count: int) -> None:
     history = fault_scenario.done.history
     heals = [op for op in history if op.f == OpFunction.HEAL and op.detail.startswith(FaultKind.SERVER_KILL)]
-    assert len(heals) == count
+    assert len(heals) == count, f"the harness restarted the server {len(heals)} times, expected {count}"
 
 
 @then(parsers.parse("some bets had an unknown outcome"))
 def some_unknown(fault_scenario: FaultScenario) -> None:
-    assert any(op.f == OpFunction.BET and op.type == OpType.INFO for op in fault_scenario.done.history)
+    history = fault_scenario.done.history
+    assert any(op.f == OpFunction.BET and op.type == OpType.INFO for op in history), "no bet had an unknown outcome"
 
 
 @then(parsers.parse("some bets were refused because the player was offline"))
@@ -146,22 +200,38 @@ def some_offline(fault_scenario: FaultScenario) -> None:
     history = fault_scenario.done.history
     assert any(
         op.f == OpFunction.BET and op.type == OpType.FAIL and op.detail.startswith("disconnected") for op in history
-    )
+    ), "no bet was left unsent because its player was offline"
 
 
 @then(parsers.parse("the {device} line had {kind} noise on some frames"))
 def frames_hit(fault_scenario: FaultScenario, device: str, kind: str) -> None:
     counts = fault_scenario.done.serial_counts.get(device, {})
-    assert counts.get(kind, 0) > 0, counts
+    assert counts.get(kind, 0) > 0, f"no frame on the {device} line had {kind} noise: {counts}"
 
 
 @then(parsers.parse("round {n:d} was paused or settled on the table's faces"))
-def paused_or_true(fault_scenario: FaultScenario, n: int) -> None:
+def paused_or_true(fault_scenario: FaultScenario, clause_checks: CheckLog, n: int) -> None:
+    # round n ended (ERR-3: a pause not resolved ends in a cancellation); settled, on the table's faces (EQ-3: no
+    # payout violation in the run); else the server paused it first (ERR-1) and, cancelled, refunded it (ERR-3)
     result = fault_scenario.done
-    assert result.final is not None
-    events = [e for e in result.final.events if e.round_id == str(n)]
-    end = next(e for e in events if e.ends_round)
-    # a settlement on other faces than the table's would be a payout violation; here: pause → refund, or settle
-    settled = end.kind == RoundEventKind.SETTLED
-    assert settled or any(e.kind == RoundEventKind.PAUSED for e in events), [str(e.kind) for e in events]
-    assert not [v for v in result.report.violations if v.checker == "payout"]
+    assert result.final is not None, f"the run took no final read of the server: {result.aborted}"
+    rid = str(n)
+    events = [e for e in result.final.events if e.round_id == rid]
+    kinds = [str(e.kind) for e in events]
+    end = next((e for e in events if e.ends_round), None)
+    clause_checks.require("ERR-3", end is not None, f"round {n}: expected ended, the server never ended it: {kinds}")
+    assert end is not None
+    paused = any(e.kind == RoundEventKind.PAUSED for e in events)
+    payout = [str(v) for v in result.report.violations if v.checker == "payout"]
+    what = f"expected no settlement on faces the table did not show, the payout checker found {payout[:10]}"
+    clause_checks.require("EQ-3", not payout, what)
+    if paused:
+        clause_checks.record("ERR-1", f"round {n}: the server paused it: {kinds}", True)
+    if end.kind == RoundEventKind.SETTLED:
+        return
+    clause_checks.require("ERR-1", paused, f"round {n}: expected paused before it ended, the server: {kinds}")
+    if end.kind == RoundEventKind.CANCELLED:
+        rows = [r for rs in result.final.records.values() for r in rs if r.round_id == rid]
+        bad = [f"{r.bet_id}: {r.result} {r.returned} of {r.wagered}" for r in rows if r.result != BetResult.REFUND]
+        bad += [f"{r.bet_id}: returned {r.returned} of {r.wagered}" for r in rows if r.returned != r.wagered]
+        clause_checks.require("ERR-3", not bad, f"round {n}: cancelled, but bets not refunded in full: {bad[:10]}")

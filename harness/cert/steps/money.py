@@ -15,13 +15,32 @@ from typing import Any
 
 from pytest_bdd import parsers, then, when
 
-from harness.cert.steps.context import CertContext, amount, bet_name, expect_refused_correction, faces, not_applicable
+from harness.cert.steps.context import (
+    BET_NAMES,
+    CertContext,
+    amount,
+    bet_name,
+    expect_refused_correction,
+    faces,
+    not_applicable,
+)
 from harness.errors import AdapterError
+from harness.judge.checks import ClauseFailure
 from harness.records import BetRecordRow, BetReply, BetResult, RoundStatus
 from harness.wire.realtime import SelectEnvironment
 
 #: Wall seconds the bench runs between two requests while it waits to kill a server the moment a round ends.
 POLL_S = 0.001
+#: What the harness notes in the rig's actions when it kills the server (:func:`_restart`): a retry or a reused bet
+#: id sent after it is judged under IDEM-2 (the same holds across a restart), not IDEM-1.
+#: The certified table configuration (RULES.md, "Bets, money and records"), in minor units: the chip unit and the
+#: table minimum and maximum stake. A bench states no limits of its own (``harness/bench/config.py``), so a refused
+#: stake is judged against these (LIM-2, LIM-3).
+CHIP_UNIT = 100
+MIN_STAKE = 100
+MAX_STAKE = 1_000_000
+#: The harness's notes of a bet leaving (:meth:`Rig.bet`, :func:`send_again`, :func:`send_id_again`).
+_SENT = ("bet", "retry", "reused bet id")
 
 
 def _original(cert: CertContext, player: str) -> BetReply:
@@ -43,8 +62,7 @@ def _restartable(cert: CertContext) -> Any:
 def _restart(cert: CertContext, adapter: Any) -> None:
     """Kill the server (as kill -9), restart it on its ledger and connect every player again."""
     rig = cert.running()
-    rig.note("harness", "kill -9 the server")
-    adapter.kill_server()
+    rig.kill_server(adapter.kill_server)  # noted with the rounds in play, for the judge
     adapter.restart_server()
     rig.note("harness", "restarted the server")
     for player in cert.players:
@@ -61,7 +79,7 @@ def send_again(cert: CertContext, player: str) -> None:
     rig = cert.running()
     first = _original(cert, player)
     rig.note(player, "retry", f"{first.client_bet_id} {first.bet_type} {first.stake}")
-    cert.replies.append(rig.adapter.place_bet(player, first.client_bet_id, first.bet_type, first.stake))
+    cert.replies.append(rig.send(player, first.client_bet_id, first.bet_type, first.stake))
 
 
 @when(parsers.re(r"(?P<player>\w+) sends that bet id again with (?P<money>[\d,]+) on (?P<bet>\w+)"))
@@ -73,7 +91,7 @@ def send_id_again(cert: CertContext, player: str, money: str, bet: str) -> None:
     rig = cert.running()
     first = _original(cert, player)
     rig.note(player, "reused bet id", f"{first.client_bet_id} {bet} {money}")
-    cert.replies.append(rig.adapter.place_bet(player, first.client_bet_id, bet_name(bet), amount(money)))
+    cert.replies.append(rig.send(player, first.client_bet_id, bet_name(bet), amount(money)))
 
 
 @when("the server is killed and restarted")
@@ -121,12 +139,37 @@ def supervisor_corrects(cert: CertContext, n: int, result: str) -> None:
     rig = cert.running()
     rid = cert.round_id(n)
     rig.note("supervisor", "correct", f"round {rid} to {faces(result)}")
+    refusal = ""
     try:
         rig.adapter.correct(rid, faces(result))
     except AdapterError as exc:
         if exc.code == "not_supported":
             not_applicable(str(exc))
-        raise AssertionError(f"the server refused the correction of round {n}: {exc.code} {exc}") from None
+        refusal = f"{exc.code} {exc}"
+    if not refusal:
+        rig.corrected(rid, faces(result))
+    what = f"round {n}: expected the correction to {faces(result)} accepted, the server "
+    what += f"refused it: {refusal}" if refusal else "accepted it"
+    cert.check("COR-1", not refusal, what, rid)
+
+
+def check_refused_correction(cert: CertContext, n: int, sent: str) -> None:
+    """The supervisor asks the server to correct round ``n`` to ``sent`` and the server must refuse: a check of
+    COR-1 on round ``n``, recorded either way. Ends the scenario as not applicable on an adapter without corrections.
+
+    Raises:
+        ClauseFailure: the server accepted the correction.
+    """
+    rid = cert.round_id(n)  # a round the scenario never opened is the scenario's mistake, not the server's
+    accepted = ""
+    try:
+        expect_refused_correction(cert, n, sent)
+    except ClauseFailure:
+        raise
+    except AssertionError as exc:  # the server accepted it
+        accepted = str(exc)
+    what = f"round {n}: expected the correction to {sent!r} refused; " + (accepted or "the server refused it")
+    cert.check("COR-1", not accepted, what, rid)
 
 
 @then(parsers.parse("the server refuses the supervisor's correction of round {n:d} to {result}"))
@@ -138,13 +181,16 @@ def correction_of_faces_refused(cert: CertContext, n: int, result: str) -> None:
 
     Example: Then the server refuses the supervisor's correction of round 1 to r r r w
     """
-    expect_refused_correction(cert, n, faces(result))
+    check_refused_correction(cert, n, faces(result))
 
 
 @then(parsers.re(r"(?P<player>\w+)'s retry gets the original confirmation"))
 def retry_confirmed(cert: CertContext, player: str) -> None:
     """The player's latest reply is the confirmation of the first bet sent with that client bet id: accepted, same
     bet id, round and balances before and after (IDEM-1, IDEM-2).
+
+    The check decides IDEM-2 when the harness killed and restarted the server during the scenario (a retry after
+    the restart: the rig's actions hold the kill), else IDEM-1.
 
     Example: Then alice's retry gets the original confirmation
     """
@@ -153,17 +199,75 @@ def retry_confirmed(cert: CertContext, player: str) -> None:
     assert retry is not first, f"{player} has not sent a bet again"
     got = (retry.accepted, retry.bet_id, retry.round_id, retry.balance_before, retry.balance_after)
     want = (True, first.bet_id, first.round_id, first.balance_before, first.balance_after)
-    assert got == want, f"{player}'s retry got (accepted, bet, round, before, after) {got}, the original {want}"
+    clause = "IDEM-2" if _restarted(cert) else "IDEM-1"
+    what = f"{player}'s retry got (accepted, bet, round, before, after) {got}, expected the original {want}"
+    if retry.code:
+        what += f" (server code {retry.code})"
+    cert.check(clause, got == want, what, first.round_id)
+
+
+def _restarted(cert: CertContext) -> bool:
+    """True when the harness killed the server during the scenario (:func:`_restart` notes it)."""
+    return bool(cert.running().kills)
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet is refused"))
 def refused(cert: CertContext, player: str) -> None:
     """The server refused the player's latest bet, whatever its code (a lab's server has its own codes).
 
+    The clause the refusal decides comes from what the harness knows of the bet, never from the server's code, in
+    this order: the client bet id of a bet the server confirmed before, sent with another content (IDEM-1; IDEM-2
+    after a server restart); a bet type that is none of the game's ten (BET-1); a stake off the chip unit (LIM-2);
+    a stake below the table minimum or above the table maximum (LIM-3; RULES.md's certified configuration, 100 to
+    1,000,000 in chips of 100: a bench states no limits of its own); a stake above the player's balance on the
+    server (LIM-1; the step follows the refused bet, and a refusal changes nothing); otherwise a bet the round did
+    not take: while the supervisor had it paused (ERR-1), after a resume once the betting time given back was over
+    (ERR-2), or after betting closed or for a round not taking bets (GLI C.6.4).
+
     Example: Then alice's bet is refused
     """
     reply = cert.last_reply(player)
-    assert not reply.accepted, f"{player}'s bet of {reply.stake} on {reply.bet_type} was accepted (bet {reply.bet_id})"
+    clause, why = _refusal_clause(cert, reply)
+    what = f"{player}'s bet of {reply.stake} on {reply.bet_type} ({why}): expected refused, the server "
+    what += f"refused it ({reply.code or 'no code'})" if not reply.accepted else f"accepted it (bet {reply.bet_id})"
+    cert.check(clause, not reply.accepted, what, reply.round_id or cert.running().current_round())
+
+
+def _refusal_clause(cert: CertContext, reply: BetReply) -> tuple[str, str]:
+    """The clause a refusal of ``reply``'s bet decides, and why (see :func:`refused`)."""
+    for earlier in cert.replies:
+        if earlier is reply:
+            break
+        same_id = (earlier.player_id, earlier.client_bet_id) == (reply.player_id, reply.client_bet_id)
+        if same_id and earlier.accepted:
+            clause = "IDEM-2" if _restarted(cert) else "IDEM-1"
+            return clause, f"the client bet id {reply.client_bet_id} of confirmed bet {earlier.bet_id}, other content"
+    stake = reply.stake
+    if reply.bet_type not in BET_NAMES:
+        return "BET-1", "a bet type the game does not have"
+    if stake % CHIP_UNIT:
+        return "LIM-2", f"not a whole number of chips of {CHIP_UNIT}"
+    if not MIN_STAKE <= stake <= MAX_STAKE:
+        return "LIM-3", f"outside the table limits {MIN_STAKE} to {MAX_STAKE}"
+    balance = cert.running().adapter.balance(reply.player_id)
+    if stake > balance:
+        return "LIM-1", f"above the balance of {balance}"
+    supervisor = _supervisor_before_bet(cert, reply.player_id)
+    if supervisor == "pause":
+        return "ERR-1", "sent while the supervisor had the round paused"
+    if supervisor == "resume":
+        return "ERR-2", "sent after the resumed round's betting time was over"
+    return "GLI C.6.4", "sent when the round was not taking bets"
+
+
+def _supervisor_before_bet(cert: CertContext, player: str) -> str:
+    """The supervisor's last action (open, pause, resume, cancel) before the player's latest bet left; "" if none."""
+    actions = cert.running().actions
+    sent = max((i for i, a in enumerate(actions) if a.who == player and a.what in _SENT), default=len(actions))
+    for action in reversed(actions[:sent]):
+        if action.who == "supervisor" and action.what in ("open", "pause", "resume", "cancel"):
+            return action.what
+    return ""
 
 
 def _round_rows(cert: CertContext, rid: str) -> dict[str, list[BetRecordRow]]:
@@ -185,14 +289,17 @@ def refunded_once(cert: CertContext, n: int) -> None:
     rows = _round_rows(cert, rid)
     for reply in confirmed.values():
         mine = [r for r in rows[reply.player_id] if r.bet_id == reply.bet_id]
-        assert len(mine) == 1, f"bet {reply.bet_id} of {reply.player_id} is {len(mine)} times in the record"
+        what = f"round {n}: bet {reply.bet_id} of {reply.player_id} is {len(mine)} times in the record, expected once"
+        cert.check("REF-1", len(mine) == 1, what, rid)
         got = (mine[0].result, mine[0].returned)
-        assert got == (BetResult.REFUND, reply.stake), f"bet {reply.bet_id} of {reply.player_id}: {got}"
+        what = f"round {n}: bet {reply.bet_id} of {reply.player_id} is {got}, expected refund of {reply.stake}"
+        cert.check("REF-1", got == (BetResult.REFUND, reply.stake), what, rid)
     extra = [r for rs in rows.values() for r in rs if r.bet_id not in confirmed]
-    assert not extra, f"round {n}: bets in the record that were never confirmed: {extra}"
+    cert.check("REF-1", not extra, f"round {n}: bets in the record that were never confirmed: {extra}", rid)
     adapter = cert.running().adapter
     balances = {p: adapter.balance(p) for p in cert.players}
-    assert balances == cert.players, f"balances {balances}, expected the opening balances {cert.players}"
+    what = f"round {n}: balances {balances}, expected the opening balances {cert.players}"
+    cert.check("REF-1", balances == cert.players, what, rid)
 
 
 @then(
@@ -248,7 +355,8 @@ def record_row(
         "balance after": amount(after),
     }
     wrong = {k: f"{got[k]!r} (expected {want[k]!r})" for k in want if got[k] != want[k]}
-    assert not wrong, f"{player}'s {bet} bet in the bet record: {wrong}"
+    what = f"{player}'s {bet} bet in the bet record: " + (f"{wrong}" if wrong else "every column as expected")
+    cert.check("REC-1", not wrong, what, row.round_id)
 
 
 @then(parsers.parse("round {n:d} is settled or refunded as a whole and every bet record agrees with its balance"))
@@ -261,15 +369,21 @@ def whole_round(cert: CertContext, n: int) -> None:
     """
     rig = cert.running()
     rid = cert.round_id(n)
+    confirmed = {r.bet_id for r in cert.replies if r.accepted and r.round_id == rid}
+    assert confirmed, f"round {n} holds no confirmed bet: the scenario proves nothing"
     ends = [e for e in rig.adapter.round_events() if e.round_id == rid and e.ends_round]
-    assert len(ends) == 1, f"round {n}: the server reported {len(ends)} ends: {ends}"
+    cert.check("ATOM-1", len(ends) == 1, f"round {n}: the server reported {len(ends)} ends, expected 1: {ends}", rid)
     rows = [r for rs in _round_rows(cert, rid).values() for r in rs]
-    assert rows, f"round {n} holds no bet: the scenario proves nothing"
+    missing = sorted(confirmed - {r.bet_id for r in rows})
+    what = f"round {n}: confirmed bets missing from the bet record after the restart: {missing}"
+    cert.check("ATOM-1", not missing, what, rid)
     results = {str(r.result) for r in rows}
     decided = {str(BetResult.WIN), str(BetResult.LOSE), str(BetResult.PUSH)}
-    assert results <= decided or results == {str(BetResult.REFUND)}, f"round {n}: results {sorted(results)}"
+    whole = results <= decided or results == {str(BetResult.REFUND)}
+    what = f"round {n}: bet results {sorted(results)}, expected all settled (win, lose, push) or all refund"
+    cert.check("ATOM-1", whole, what, rid)
     for player, opening in cert.players.items():
         record = rig.adapter.bet_record(player)
         want = opening + sum(r.returned - r.wagered for r in record)
         got = rig.adapter.balance(player)
-        assert got == want, f"{player}: balance {got}, but the bet record accounts for {want}"
+        cert.check("ATOM-1", got == want, f"{player}: balance {got}, but the bet record accounts for {want}", rid)

@@ -3,6 +3,9 @@
 Imported into ``tests/bdd/conftest.py`` (``from harness.cert.steps.stats import *``). Outcome files are real CSV
 files in ``tmp_path``, generated with the package's seeded numpy generator and audited through
 :func:`harness.stats.audit.audit_file`; plots are attached to the allure report when allure is active.
+
+Every Then step records its checks in the scenario's ``clause_checks`` log, each naming the clause it decides: a bet's
+return its paytable row (PAY-1..PAY-10), the game's maximum return RTP-1, the fairness of the table's outcomes EQ-3.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pytest
 from pytest_bdd import given, parsers, then, when
 
 from harness.files import load_profile
+from harness.judge.checks import CheckLog
 from harness.stats.audit import AuditResult, audit_file
 from harness.stats.exact import BetMath, all_bets, bet_math, max_rtp
 from harness.stats.readers import OUTCOME_COLUMNS
@@ -67,41 +71,65 @@ def _percent(text: str) -> Fraction:
 
 
 @then(parsers.parse("the highest RTP is {percent} % on big and small"))
-def highest_rtp(stats_context: StatsContext, percent: str) -> None:
+def highest_rtp(stats_context: StatsContext, clause_checks: CheckLog, percent: str) -> None:
     best, bets = max_rtp(stats_context.p_red)
-    assert best == _percent(percent), f"highest RTP {float(best):.4%}"
-    assert set(bets) == {BetType.BIG, BetType.SMALL}
+    clause_checks.require("RTP-1", best == _percent(percent), f"highest RTP {float(best):.4%}, expected {percent} %")
+    names = sorted(b.value for b in bets)
+    clause_checks.require(
+        "RTP-1", set(bets) == {BetType.BIG, BetType.SMALL}, f"highest RTP on {names}, expected big, small"
+    )
+
+
+def _figure(stats_context: StatsContext, bet: str) -> BetMath:
+    m = stats_context.figures.get(BetType(bet))
+    assert m is not None, "the exact mathematics has not been computed in this scenario"
+    return m
+
+
+def _shown(rtp: Fraction) -> str:
+    return f"{float(rtp):.4%}"
 
 
 @then(parsers.parse("{bet} returns {percent} % per decided bet"))
-def rtp_decided(stats_context: StatsContext, bet: str, percent: str) -> None:
-    assert stats_context.figures[BetType(bet)].rtp_decided == _percent(percent)
+def rtp_decided(stats_context: StatsContext, clause_checks: CheckLog, bet: str, percent: str) -> None:
+    m = _figure(stats_context, bet)
+    what = f"{bet} returns {_shown(m.rtp_decided)} per decided bet, expected {percent} %"
+    clause_checks.require(m.clause, m.rtp_decided == _percent(percent), what)
 
 
 @then(parsers.re(r"(?P<bet>\w+) returns more than (?P<percent>[\d.]+) %"))
-def rtp_above(stats_context: StatsContext, bet: str, percent: str) -> None:
-    assert stats_context.figures[BetType(bet)].rtp > _percent(percent)
+def rtp_above(stats_context: StatsContext, clause_checks: CheckLog, bet: str, percent: str) -> None:
+    m = _figure(stats_context, bet)
+    clause_checks.require(m.clause, m.rtp > _percent(percent), f"{bet} returns {_shown(m.rtp)}, expected > {percent} %")
 
 
 @then(parsers.re(r"(?P<bet>\w+) returns less than (?P<percent>[\d.]+) %"))
-def rtp_below(stats_context: StatsContext, bet: str, percent: str) -> None:
-    assert stats_context.figures[BetType(bet)].rtp < _percent(percent)
+def rtp_below(stats_context: StatsContext, clause_checks: CheckLog, bet: str, percent: str) -> None:
+    m = _figure(stats_context, bet)
+    clause_checks.require(m.clause, m.rtp < _percent(percent), f"{bet} returns {_shown(m.rtp)}, expected < {percent} %")
 
 
 @then(parsers.re(r"(?P<bet>\w+) returns (?P<percent>[\d.]+) %"))
-def rtp_equals(stats_context: StatsContext, bet: str, percent: str) -> None:
-    got = stats_context.figures[BetType(bet)].rtp
-    assert got == _percent(percent), f"{bet}: {float(got):.4%}"
+def rtp_equals(stats_context: StatsContext, clause_checks: CheckLog, bet: str, percent: str) -> None:
+    m = _figure(stats_context, bet)
+    what = f"{bet} returns {_shown(m.rtp)}, expected {percent} %"
+    clause_checks.require(m.clause, m.rtp == _percent(percent), what)
+    best, bets = max_rtp(stats_context.p_red)
+    if stats_context.p_red == Fraction(1, 2) and m.bet in bets:  # with fair tokens: the game's maximum (RTP-1)
+        clause_checks.record("RTP-1", f"{what}: the game's maximum return, {_shown(best)}", True)
 
 
 @then(parsers.parse("every bet's measured RTP is within {limit:g} standard errors of its exact RTP"))
-def simulation_agrees(stats_context: StatsContext, limit: float) -> None:
+def simulation_agrees(stats_context: StatsContext, clause_checks: CheckLog, limit: float) -> None:
     sim = stats_context.simulation
-    assert sim is not None
+    assert sim is not None, "no simulation has run in this scenario"
     for bet, tot in sim.totals.items():
         m = bet_math(bet, stats_context.p_red)
         z = tot.z_against(m.rtp, m.sigma)
-        assert abs(z) < limit, f"{bet}: measured {float(tot.rtp):.5%}, exact {float(m.rtp):.5%}, z = {z:+.2f}"
+        what = (
+            f"{bet}: measured {float(tot.rtp):.5%}, exact {float(m.rtp):.5%}, z = {z:+.2f} (expected |z| < {limit:g})"
+        )
+        clause_checks.require(m.clause, abs(z) < limit, what)
 
 
 @given(
@@ -163,29 +191,39 @@ def _audit(ctx: StatsContext) -> AuditResult:
 
 
 @then("every fairness test passes at 99 % after Holm's correction")
-def fairness_passes(stats_context: StatsContext) -> None:
+def fairness_passes(stats_context: StatsContext, clause_checks: CheckLog) -> None:
     report = _audit(stats_context).fairness
     rejected = [f"{t.name} (p = {t.p_value:.3g})" for t in report.tests if t.rejected]
-    assert report.alpha == 0.01
-    assert not rejected, f"rejected: {rejected}"
-    assert sum(t.applicable for t in report.tests) >= 5
+    assert report.alpha == 0.01, f"the audit judged at alpha {report.alpha}, not 0.01"  # the harness's own setting
+    clause_checks.require("EQ-3", not rejected, f"fairness tests rejected at 99 % after Holm's correction: {rejected}")
+    applicable = sum(t.applicable for t in report.tests)
+    what = f"{applicable} fairness tests could be applied to the outcomes, expected at least 5"
+    clause_checks.require("EQ-3", applicable >= 5, what)
 
 
 @then("the bias monitor raises no alarm")
-def no_alarm(stats_context: StatsContext) -> None:
-    assert _audit(stats_context).alarm is None
+def no_alarm(stats_context: StatsContext, clause_checks: CheckLog) -> None:
+    raised = _audit(stats_context).alarm
+    clause_checks.require("EQ-3", raised is None, f"expected no alarm, the bias monitor raised {raised}")
 
 
 @then(parsers.parse("the bias monitor raises an alarm before round {limit:d}, with the tokens favouring {colour}"))
-def alarm(stats_context: StatsContext, limit: int, colour: str) -> None:
+def alarm(stats_context: StatsContext, clause_checks: CheckLog, limit: int, colour: str) -> None:
     raised = _audit(stats_context).alarm
-    assert raised is not None, "no alarm"
-    assert raised.round <= limit and raised.direction == colour
+    clause_checks.require(
+        "EQ-3", raised is not None, f"expected an alarm before round {limit}, the monitor raised none"
+    )
+    assert raised is not None
+    what = f"expected an alarm before round {limit} favouring {colour}, got one at {raised.round} favouring "
+    what += raised.direction
+    clause_checks.require("EQ-3", raised.round <= limit and raised.direction == colour, what)
 
 
 @then("the audit fails")
-def audit_fails(stats_context: StatsContext) -> None:
-    assert not _audit(stats_context).passed
+def audit_fails(stats_context: StatsContext, clause_checks: CheckLog) -> None:
+    result = _audit(stats_context)
+    what = f"expected the audit to fail, it passed (alarm {result.alarm}, fairness passed {result.fairness.passed})"
+    clause_checks.require("EQ-3", not result.passed, what)
 
 
 @then("the audit plots are written")
@@ -196,9 +234,11 @@ def plots_written(stats_context: StatsContext) -> None:
 
 
 @then(parsers.parse("{voided:d} rounds are counted as void or cancelled and {settled:d} as settled"))
-def counted_apart(stats_context: StatsContext, voided: int, settled: int) -> None:
+def counted_apart(stats_context: StatsContext, clause_checks: CheckLog, voided: int, settled: int) -> None:
     report = _audit(stats_context).fairness
-    assert (report.voided, report.settled) == (voided, settled)
+    what = f"the audit counted {report.voided} void or cancelled and {report.settled} settled rounds"
+    what += f", expected {voided} and {settled} (only settled rounds have an outcome, EQ-3)"
+    clause_checks.require("EQ-3", (report.voided, report.settled) == (voided, settled), what)
 
 
 def _attach(plots: tuple[Path, ...]) -> None:

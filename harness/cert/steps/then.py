@@ -8,9 +8,33 @@ from __future__ import annotations
 from pytest_bdd import parsers, then
 
 from harness.cert.steps.context import CertContext, amount, bet_name, faces, format_money
+from harness.cert.steps.money import MAX_STAKE
+from harness.judge.oracle import BALANCE_CLAUSE, reshake_clauses
 from harness.records import BetResult, RoundEventKind
 from harness.wire.protocol.messages import Frame
 from simulator.events import BowlPlaced, Event, ShakeEnded, ShakeStarted, TokensPlaced
+
+#: The clause a refusal with this error code decides: the refusals the shipped steps name by code.
+REFUSAL_CLAUSES = {
+    "betting_closed": "GLI C.6.4",  # a bet after the betting period (GP-3: the period has ended)
+    "round_paused": "ERR-1",  # no bet while the round is paused
+    "insufficient_balance": "LIM-1",
+    "stake_not_chip_multiple": "LIM-2",
+    "stake_below_minimum": "LIM-3",
+    "stake_above_maximum": "LIM-3",
+    "unknown_bet_type": "BET-1",
+}
+#: The device reports a played round carries, each with the clause it shows was kept: four tokens on the plate
+#: (EQ-1, GP-1), the bowl on and a whole shake (GP-2), the bowl off and a read of the four faces (EQ-2, EQ-3).
+TABLE_REPORTS = (
+    ("CONSOLE TOKENS", "GP-1"),
+    ("CONSOLE TOKENS", "EQ-1"),
+    ("BOWL ON", "GP-2"),
+    ("SHAKER START", "GP-2"),
+    ("SHAKER END", "GP-2"),
+    ("BOWL OFF", "GP-3"),
+    ("READER RESULT", "EQ-2"),
+)
 
 
 def _end(cert: CertContext, n: int) -> tuple[RoundEventKind, str, str]:
@@ -29,9 +53,10 @@ def settles_on(cert: CertContext, n: int, result: str) -> None:
     """
     kind, clause, got = _end(cert, n)
     want = faces(result)
-    assert (kind, got) == (RoundEventKind.SETTLED, want), (
-        f"round {n}: expected settled on {want}, server {kind} {clause}{got}"
-    )
+    rid = cert.round_id(n)
+    what = f"round {n}: expected settled on {want}, server {kind} {clause}{got}"
+    cert.check("GP-3", kind == RoundEventKind.SETTLED, what, rid)
+    cert.check("EQ-3", got == want, what, rid)
 
 
 @then(parsers.parse("the server voids round {n:d} under {clause}"))
@@ -41,7 +66,8 @@ def voids_under(cert: CertContext, n: int, clause: str) -> None:
     Example: Then the server voids round 1 under SH-5
     """
     kind, got, _ = _end(cert, n)
-    assert (kind, got) == (RoundEventKind.VOID, clause), f"round {n}: expected void under {clause}, server {kind} {got}"
+    what = f"round {n}: expected void under {clause}, server {kind} {got}"
+    cert.check(clause, (kind, got) == (RoundEventKind.VOID, clause), what, cert.round_id(n))
 
 
 @then(parsers.parse("the server cancels round {n:d} and refunds every bet"))
@@ -51,7 +77,8 @@ def cancels_refunds(cert: CertContext, n: int) -> None:
     Example: Then the server cancels round 1 and refunds every bet
     """
     kind, clause, _ = _end(cert, n)
-    assert kind == RoundEventKind.CANCELLED, f"round {n}: expected cancelled, server {kind} {clause}"
+    what = f"round {n}: expected cancelled, server {kind} {clause}"
+    cert.check("ERR-3", kind == RoundEventKind.CANCELLED, what, cert.round_id(n))
     _all_refunded(cert, n)
 
 
@@ -63,7 +90,8 @@ def ends_refunds(cert: CertContext, n: int) -> None:
     """
     kind, clause, _ = _end(cert, n)
     refunding = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
-    assert kind in refunding, f"round {n}: expected void or cancelled, server {kind} {clause}"
+    what = f"round {n}: expected void or cancelled, server {kind} {clause}"
+    cert.check("NET-1", kind in refunding, what, cert.round_id(n))
     _all_refunded(cert, n)
 
 
@@ -72,7 +100,7 @@ def _all_refunded(cert: CertContext, n: int) -> None:
     rig = cert.running()
     rows = [r for p in cert.players for r in rig.adapter.bet_record(p) if r.round_id == rid]
     bad = [r for r in rows if (r.result, r.returned) != (BetResult.REFUND, r.wagered)]
-    assert not bad, f"round {n}: bets not refunded in full: {bad}"
+    cert.check("REF-1", not bad, f"round {n}: bets not refunded in full: {bad}", rid)
 
 
 @then(parsers.re(r"the server asks for (?P<k>\d+) re-shakes? in round (?P<n>\d+)"))
@@ -82,8 +110,12 @@ def reshakes(cert: CertContext, k: str, n: str) -> None:
     Example: Then the server asks for 2 re-shakes in round 1
     """
     rid = cert.round_id(int(n))
-    got = [e for e in cert.running().adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.RESHAKE]
-    assert len(got) == int(k), f"round {n}: expected {k} re-shakes, server asked for {len(got)}: {got}"
+    rig = cert.running()
+    got = [e for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.RESHAKE]
+    clauses = reshake_clauses(rig.truth, rig.driver.rounds.get(rid, 0)) or ["SH-2"]
+    what = f"round {n}: expected {k} re-shakes, server asked for {len(got)}: {got}"
+    for clause in clauses:
+        cert.check(clause, len(got) == int(k), what, rid)
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet on (?P<bet>\w+) returns (?P<money>[\d,]+)"))
@@ -93,7 +125,10 @@ def bet_returns(cert: CertContext, player: str, bet: str, money: str) -> None:
     Example: Then alice's bet on big returns 1,960
     """
     row = cert.record_for(player, bet_name(bet))
-    assert row.returned == amount(money), f"{player}'s {bet} bet returned {row.returned}, expected {money}"
+    what = f"{player}'s {bet} bet returned {row.returned}, expected {money}"
+    cert.check(cert.bet_clause(row), row.returned == amount(money), what, row.round_id)
+    if row.bet_type in ("four_red", "four_white") and row.wagered == MAX_STAKE and row.returned:
+        cert.check("LIM-4", row.returned == amount(money), what, row.round_id)  # the largest payout, in full
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet on (?P<bet>\w+) is (?P<result>win|lose|push|refund|pending)"))
@@ -103,7 +138,8 @@ def bet_result(cert: CertContext, player: str, bet: str, result: str) -> None:
     Example: Then alice's bet on big is refund
     """
     row = cert.record_for(player, bet_name(bet))
-    assert row.result == result, f"{player}'s {bet} bet is {row.result}, expected {result}"
+    what = f"{player}'s {bet} bet is {row.result}, expected {result}"
+    cert.check(cert.bet_clause(row), row.result == result, what, row.round_id)
 
 
 @then(parsers.re(r"(?P<player>\w+)'s balance is (?P<money>[\d,]+)"))
@@ -113,7 +149,7 @@ def balance_is(cert: CertContext, player: str, money: str) -> None:
     Example: Then alice's balance is 10,960
     """
     got = cert.running().adapter.balance(player)
-    assert got == amount(money), f"{player}'s balance is {got}, expected {money}"
+    cert.check(BALANCE_CLAUSE, got == amount(money), f"{player}'s balance is {got}, expected {money}")
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet is rejected with (?P<code>\w+)"))
@@ -123,8 +159,11 @@ def rejected_with(cert: CertContext, player: str, code: str) -> None:
     Example: Then alice's bet is rejected with betting_closed
     """
     reply = cert.last_reply(player)
-    assert not reply.accepted, f"{player}'s last bet was accepted (bet {reply.bet_id}); expected {code}"
-    assert reply.code == code, f"{player}'s last bet was rejected with {reply.code}, expected {code}"
+    clause = REFUSAL_CLAUSES.get(code, "GLI C.6.4")
+    what = f"{player}'s last bet was accepted (bet {reply.bet_id}); expected {code}"
+    cert.check(clause, not reply.accepted, what, reply.round_id)
+    what = f"{player}'s last bet was rejected with {reply.code}, expected {code}"
+    cert.check(clause, reply.code == code, what, reply.round_id)
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet record shows (?P<k>\d+) bets?"))
@@ -134,7 +173,7 @@ def record_count(cert: CertContext, player: str, k: str) -> None:
     Example: Then alice's bet record shows 2 bets
     """
     rows = cert.running().adapter.bet_record(player)
-    assert len(rows) == int(k), f"{player}'s bet record shows {len(rows)} bets, expected {k}: {rows}"
+    cert.check("DC-3", len(rows) == int(k), f"{player}'s bet record shows {len(rows)} bets, expected {k}: {rows}")
 
 
 @then(parsers.re(r"(?P<player>\w+)'s bet record agrees with (?P<pronoun>his|her|their) balance"))
@@ -147,7 +186,7 @@ def record_agrees(cert: CertContext, player: str, pronoun: str) -> None:
     rows = rig.adapter.bet_record(player)
     want = cert.players[player] + sum(r.returned - r.wagered for r in rows)
     got = rig.adapter.balance(player)
-    assert got == want, f"{player}: balance {got}, but the bet record accounts for {want}"
+    cert.check(BALANCE_CLAUSE, got == want, f"{player}: balance {got}, but the bet record accounts for {want}")
 
 
 @then("the oracle finds no difference")
@@ -157,7 +196,8 @@ def oracle_clean(cert: CertContext) -> None:
     Example: Then the oracle finds no difference
     """
     verdict = cert.verdict()
-    assert verdict.passed, verdict.summary()
+    if not verdict.passed:
+        raise verdict.failure()
 
 
 @then("no balance is negative")
@@ -169,7 +209,7 @@ def no_negative(cert: CertContext) -> None:
     rig = cert.running()
     low = {p: rig.adapter.balance(p) for p in cert.players}
     assert low, "the scenario has no players whose balance could be checked"
-    assert all(v >= 0 for v in low.values()), f"negative balance: {low}"
+    cert.check("GLI 4.3.3b", all(v >= 0 for v in low.values()), f"negative balance: {low}")
 
 
 @then(parsers.parse("the table placed four tokens, covered them and shook before revealing round {n:d}"))
@@ -183,7 +223,8 @@ def table_sequence(cert: CertContext, n: int) -> None:
     sim = rig.driver.rounds[cert.round_id(n)]
     order: list[type[Event]] = [TokensPlaced, BowlPlaced, ShakeStarted, ShakeEnded]
     seen = [type(e) for e in rig.truth if type(e) in order and getattr(e, "round", None) == sim]
-    assert seen[:4] == order, f"round {n}: the table did {[c.kind for c in seen]}"
+    rid = cert.round_id(n)
+    cert.check("GP-2", seen[:4] == order, f"round {n}: the table did {[c.kind for c in seen]}", rid)
     decoders = {line.trace_name: line.dialect.codec().decoder() for line in rig.bench.lines}
     sent = {
         f"{item.src.value} {item.message.TYPE}"
@@ -192,8 +233,8 @@ def table_sequence(cert: CertContext, n: int) -> None:
         for item in decoders[r.port].feed(r.data)
         if isinstance(item, Frame)
     }  # each line's frames decoded in its own dialect
-    for report in ("CONSOLE TOKENS", "BOWL ON", "SHAKER START", "SHAKER END", "BOWL OFF", "READER RESULT"):
-        assert report in sent, f"no {report} frame on the device lines"
+    for report, clause in TABLE_REPORTS:
+        cert.check(clause, report in sent, f"round {n}: {report} frame on the device lines", rid)
 
 
 @then(parsers.re(r"(?P<minor>\d+) minor units are shown as (?P<text>[\d,.\-]+)"))
@@ -202,4 +243,5 @@ def shown_as(cert: CertContext, minor: str, text: str) -> None:
 
     Example: Then 123400 minor units are shown as 1,234.00
     """
-    assert format_money(int(minor)) == text, f"{minor} is shown as {format_money(int(minor))}, expected {text}"
+    shown = format_money(int(minor))
+    cert.checks.require("DOC-2", shown == text, f"{minor} is shown as {shown}, expected {text}")

@@ -15,7 +15,8 @@ from harness.bench import forge
 from harness.bench.devices.translate import Report
 from harness.bench.forge import MissedReport
 from harness.bench.rig import Rig
-from harness.cert.steps.context import CertContext, expect_refused_correction, lose_reports, not_applicable
+from harness.cert.steps.context import CertContext, lose_reports, not_applicable
+from harness.cert.steps.money import check_refused_correction
 from harness.records import RoundEventKind
 from harness.wire.protocol.messages import BowlOff, Message, Result, ShakeEnd, ShakeStart, Source
 from simulator.events import BettingClosed, BowlLifted, Event, Revealed, RoundOpened, ShakeEnded, ShakeStarted
@@ -79,6 +80,7 @@ def deciding_read_lost(cert: CertContext) -> None:
         not_applicable(f"bench {rig.bench.name} has no reader device")
     number = rig.driver.rounds[rig.current_round()]
     rig.note("harness", "sensor misses", "READER deciding RESULT in this round")
+    rig.alter("miss", Source.READER.value, "deciding Result")
     table.translator = _DecidingReadMissed(table.translator, Source.READER, Result, number)  # type: ignore[assignment]
 
 
@@ -257,23 +259,27 @@ def opened_after_gap(cert: CertContext, m: int, n: int) -> None:
     0.25 s later (its timer, not another event, opens the round). Not applicable on a bench attached by URL (the
     harness does not configure that server's gap).
 
+    The checks decide GP-3: a round ends once its outcome is revealed and its bets settled, and the gap is the time
+    the players have to see that settlement before the next round takes bets (no RULES.md clause names the gap).
+
     Example: Then the server opened round 2 its round gap after it ended round 1
     """
     rig = cert.running()
     if rig.bench.server.kind == "url":
         not_applicable(f"bench {rig.bench.name} is attached by URL: the harness does not set that server's round gap")
-    ended = rig.server_end(cert.round_id(n))
-    if ended is None:
-        raise AssertionError(f"the server has not ended round {n}")
-    rid = cert.round_id(m)
+    ended_rid, rid = cert.round_id(n), cert.round_id(m)
+    ended = rig.server_end(ended_rid)
+    cert.check("GP-3", ended is not None, f"round {n}: expected ended, the server has not ended it", ended_rid)
+    assert ended is not None
     opened = [e for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.OPENED]
-    if not opened:
-        raise AssertionError(f"the server has not opened round {m}")
+    cert.check("GP-3", bool(opened), f"round {m}: expected opened, the server has not opened it", rid)
     gap = rig.bench.timing.round_gap_s
     waited = opened[0].at - ended.at
-    assert gap - 1e-9 <= waited <= gap + GAP_LATE_S, (
-        f"round {m} opened {waited:.6f} s after round {n} ended; the server's round gap is {gap} s"
+    what = (
+        f"round {m} opened {waited:.6f} s after round {n} ended; expected the server's round gap of {gap} s "
+        f"(at most {GAP_LATE_S} s late)"
     )
+    cert.check("GP-3", gap - 1e-9 <= waited <= gap + GAP_LATE_S, what, rid)
 
 
 @then(parsers.parse("the supervisor's correction of round {n:d} to the faces {text} is refused"))
@@ -283,6 +289,8 @@ def correction_refused(cert: CertContext, n: int, text: str) -> None:
     the server must refuse it, whatever its code. A later step checks that nothing changed. Not applicable on an
     adapter without corrections.
 
+    The check decides COR-1 (a correction is only ever to other faces of the four tokens).
+
     Example: Then the supervisor's correction of round 1 to the faces r r r is refused
     """
-    expect_refused_correction(cert, n, "".join(text.upper().split()))
+    check_refused_correction(cert, n, "".join(text.upper().split()))

@@ -1,0 +1,264 @@
+"""The rules :mod:`harness.judge.timeline` states, applied: the expectation adjusted for what the bench did, and
+the checks of pauses, of the betting period and of idempotency. Each check is recorded with its clause; each
+difference names the clause whose check failed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from harness.judge.checks import Check
+from harness.judge.expect import ExpectedRound
+from harness.judge.findings import Difference
+from harness.judge.timeline import (
+    CLOCK_EPSILON_S,
+    CLOSED_CODES,
+    Alteration,
+    Pauses,
+    announced_close,
+    missed_before,
+    pause_cause,
+    pauses_by_round,
+)
+from harness.records import RoundEvent, RoundEventKind, RoundStatus
+from simulator.events import BowlPlaced, Event, Paused, Reshake, ShakeEnded
+
+if TYPE_CHECKING:
+    from harness.judge.oracle import Observation
+
+
+def _difference(rid: str, bet: str, clause: str, what: str, expected: str, actual: str) -> Difference:
+    return Difference(rid, bet, clause, what, expected, actual)
+
+
+def altered(obs: Observation) -> dict[str, list[Alteration]]:
+    """The bench's alterations of each server round's reports, in order."""
+    out: dict[str, list[Alteration]] = {}
+    for alt in obs.alterations:
+        out.setdefault(alt.round_id, []).append(alt)
+    return out
+
+
+def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
+    out: dict[str, RoundEvent] = {}
+    for event in events:
+        if event.ends_round:
+            out.setdefault(event.round_id, event)
+    return out
+
+
+def _after(truth: Sequence[Event], kind: type[Event], sim: int, t: float) -> bool:
+    """Whether the table did a ``kind`` in round ``sim`` at or after bench time ``t``."""
+    return any(isinstance(e, kind) and getattr(e, "round", None) == sim and e.t >= t for e in truth)
+
+
+def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str, ExpectedRound]:
+    """The expectation once the bench's own acts are accounted for (module :mod:`harness.judge.timeline`):
+    kills, lost reports that void a round, pauses the bench made due and never resolved. ``by`` names the clause
+    whose check then decides the round."""
+    out = dict(expected)
+    ends = _ends(obs.server_events)
+    pauses = pauses_by_round(obs.server_events)
+    in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
+    for rid, alts in altered(obs).items():
+        exp = out.get(rid)
+        if exp is None or exp.status not in (RoundStatus.SETTLED, RoundStatus.VOID, RoundStatus.CANCELLED):
+            continue
+        bowl = missed_before(alts, "BOWL", "BowlOn")
+        shake = missed_before(alts, "SHAKER", "ShakeEnd")
+        if bowl is not None and _after(obs.truth, BowlPlaced, exp.round, bowl):
+            out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="PROC-2")
+        elif shake is not None and _after(obs.truth, ShakeEnded, exp.round, shake) and exp.status != RoundStatus.VOID:
+            out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="GP-2")
+        span = pauses.get(rid)
+        cause = pause_cause(alts, span.spans[0][0]) if span is not None else ""
+        if cause and span is not None and span.unresolved and out[rid].status == RoundStatus.SETTLED:
+            out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
+    for rid in in_play_at_kill:
+        end = ends.get(rid)
+        exp = out.get(rid)
+        if end is not None and end.kind == RoundEventKind.CANCELLED and (exp is None or exp.status != end.kind):
+            sim = exp.round if exp is not None else obs.rounds.get(rid, 0)
+            out[rid] = ExpectedRound(sim, RoundStatus.CANCELLED, "ERR-3", "", 0, by="ERR-3")
+    for rid, faces in obs.corrections.items():
+        exp = out.get(rid)
+        if exp is not None and exp.status == RoundStatus.SETTLED:
+            out[rid] = replace(exp, corrected=faces)
+    return out
+
+
+def _table_paused(truth: Sequence[Event], sim: int) -> bool:
+    return any(isinstance(e, Paused) and e.round == sim for e in truth)
+
+
+def _reshake_clause(truth: Sequence[Event], sim: int) -> str:
+    reasons = [e.reason for e in truth if isinstance(e, Reshake) and e.round == sim]
+    if not reasons:
+        return "ERR-1"
+    return "SH-3" if reasons[-1] == "standing" else "SH-2"
+
+
+def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks: list[Check]) -> list[Difference]:
+    """Every pause the server made has a cause, and a pause never resolved ends cancelled (ERR-3)."""
+    out: list[Difference] = []
+    ends = _ends(obs.server_events)
+    alts = altered(obs)
+    killed = {rid for kill in obs.kills for rid in kill.in_play}
+    for rid, span in pauses_by_round(obs.server_events).items():
+        sim = obs.rounds.get(rid)
+        if sim is None:
+            continue
+        justified = (
+            _table_paused(obs.truth, sim)
+            or bool(pause_cause(alts.get(rid, []), span.spans[0][0]))
+            or rid in obs.supervisor_paused
+            or rid in killed
+            or bool(alts.get(rid))  # a round whose reports the bench changed may need a pause the table did not
+        )
+        clause = "ERR-1" if justified else _reshake_clause(obs.truth, sim)
+        what = f"round {rid}: a pause with a cause (the table stopped, or the bench changed what the server heard)"
+        checks.append(Check(clause, what, justified))
+        if not justified:
+            reshakes = sum(1 for e in obs.truth if isinstance(e, Reshake) and e.round == sim)
+            cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
+            seen = f"the table met no problem ({reshakes} re-shakes{cap})"
+            out.append(_difference(rid, "", clause, "pause", seen, f"paused at {span.spans[0][0]:.3f}"))
+        end = ends.get(rid)
+        if span.unresolved and end is not None:
+            ok = end.kind == RoundEventKind.CANCELLED
+            checks.append(Check("ERR-3", f"round {rid}: a pause never resolved ends in a cancellation", ok))
+            if not ok and not justified:
+                out.append(_difference(rid, "", "ERR-3", "end of an unresolved pause", "cancelled", end.kind))
+    return out
+
+
+def check_timing(obs: Observation, checks: list[Check]) -> list[Difference]:
+    """The betting period of each round the bench opened (module :mod:`harness.judge.timeline`); nothing is
+    checked when the server's clock is not the bench's or the configured period is unknown."""
+    if not obs.server_clock_is_sim or obs.timing is None:
+        return []
+    betting = obs.timing.betting_s
+    pauses = pauses_by_round(obs.server_events)
+    opened: dict[str, float] = {}
+    closes: dict[str, float] = {}
+    out: list[Difference] = []
+    for event in obs.server_events:
+        rid = event.round_id
+        if rid not in obs.rounds:
+            continue
+        span = pauses.get(rid, Pauses(()))
+        if event.kind == RoundEventKind.OPENED and rid not in opened:
+            opened[rid] = event.at
+            closes[rid] = event.at + betting + span.during(event.at, event.at + betting)
+            said = announced_close(event)
+            ok = said is None or abs(said - (event.at + betting)) <= CLOCK_EPSILON_S
+            checks.append(Check("GP-3", f"round {rid}: the betting period announced at the opening", ok))
+            if not ok:
+                want = f"closes at {event.at + betting:.3f} ({betting:g} s)"
+                out.append(_difference(rid, "", "GP-3", "betting period announced", want, f"closes at {said:.3f}"))
+        elif event.kind == RoundEventKind.RESUMED and rid in opened:
+            said = announced_close(event)
+            if said is not None and said < closes[rid] - CLOCK_EPSILON_S:
+                want = f"closes at {closes[rid]:.3f} (the betting time left at the pause given back)"
+                out.append(_difference(rid, "", "ERR-2", "betting period after the resume", want, f"{said:.3f}"))
+                checks.append(Check("ERR-2", f"round {rid}: the betting time left at the pause given back", False))
+        elif event.kind == RoundEventKind.CLOSED and rid in opened:
+            clause = "ERR-2" if span.during(opened[rid], opened[rid] + betting) else "GP-3"
+            ok = event.at >= closes[rid] - CLOCK_EPSILON_S
+            checks.append(Check(clause, f"round {rid}: betting closed no sooner than {closes[rid]:.3f}", ok))
+            if not ok:
+                want = f"at {closes[rid]:.3f} or later"
+                out.append(_difference(rid, "", clause, "betting closed", want, f"at {event.at:.3f}"))
+    for sent in obs.sent:
+        reply = sent.reply
+        rid = reply.round_id or sent.in_play
+        if reply.accepted or reply.code not in CLOSED_CODES or rid not in closes or sent.sent_at != sent.sent_at:
+            continue
+        span = pauses.get(rid, Pauses(()))
+        open_then = opened[rid] - CLOCK_EPSILON_S <= sent.sent_at < closes[rid] - CLOCK_EPSILON_S
+        if not open_then or span.covers(sent.sent_at):
+            continue
+        clause = "ERR-2" if span.during(opened[rid], sent.sent_at) else "GP-3"
+        checks.append(Check(clause, f"round {rid}: a bet sent while betting was open", False))
+        what = f"bet of {reply.player_id} sent at {sent.sent_at:.3f}, betting open until {closes[rid]:.3f}"
+        out.append(_difference(rid, "", clause, what, "accepted", f"refused ({reply.code})"))
+    return out
+
+
+def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]:
+    """Bets sent again with a client bet id already confirmed (IDEM-1; IDEM-2 across a kill)."""
+    out: list[Difference] = []
+    first: dict[tuple[str, str], int] = {}
+    rows: dict[tuple[str, str], int] = {}
+    for player, record in obs.records.items():
+        for row in record:
+            if row.client_bet_id:
+                rows[(player, row.client_bet_id)] = rows.get((player, row.client_bet_id), 0) + 1
+    for index, sent in enumerate(obs.sent):
+        reply = sent.reply
+        key = (reply.player_id, reply.client_bet_id)
+        if key not in first:
+            if reply.accepted and reply.client_bet_id:
+                first[key] = index
+            continue
+        original = obs.sent[first[key]]
+        clause = "IDEM-2" if any(original.sent_at <= k.t <= sent.sent_at for k in obs.kills) else "IDEM-1"
+        rid = original.reply.round_id
+        same = (reply.bet_type, reply.stake) == (original.reply.bet_type, original.reply.stake)
+        if same:
+            ok = reply.accepted and (reply.bet_id, reply.round_id) == (original.reply.bet_id, rid)
+            checks.append(Check(clause, f"round {rid}: a retry of bet {original.reply.bet_id} confirmed as it", ok))
+            if not ok:
+                want = f"bet {original.reply.bet_id} in round {rid}"
+                got = f"bet {reply.bet_id} in round {reply.round_id}" if reply.accepted else f"refused ({reply.code})"
+                out.append(_difference(rid, original.reply.bet_id, clause, "confirmation of a retry", want, got))
+        else:
+            checks.append(
+                Check(clause, f"round {rid}: the same bet id with another content refused", not reply.accepted)
+            )
+            if reply.accepted:
+                what = f"bet id {reply.client_bet_id} sent again with another content"
+                out.append(_difference(rid, original.reply.bet_id, clause, what, "refused", f"bet {reply.bet_id}"))
+    for key, index in first.items():
+        sends = sum(1 for s in obs.sent if (s.reply.player_id, s.reply.client_bet_id) == key)
+        if sends < 2 or key[0] not in obs.records:
+            continue
+        original = obs.sent[index]
+        clause = "IDEM-2" if any(original.sent_at <= k.t for k in obs.kills) else "IDEM-1"
+        count = rows.get(key, 0)
+        checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", count == 1))
+        if count != 1:
+            what = f"bet id {key[1]} of {key[0]} in the bet record"
+            out.append(_difference(original.reply.round_id, "", clause, what, "once", f"{count} times"))
+    return out
+
+
+def late_frame_clause(obs: Observation, rid: str, faces: str) -> str:
+    """DEV-2 when a round the server settled on ``faces`` (not the table's) got them from a result the bench
+    replayed or forged for another round; DEV-1 when from a result written onto another device's line; else ""."""
+    for alt in obs.alterations:
+        if alt.faces != faces or alt.message != "Result":
+            continue
+        if alt.kind == "forged" and alt.line and alt.line != obs.reader_line:
+            return "DEV-1"
+        if alt.round_tag != rid or alt.round_id != rid:
+            return "DEV-2"
+    return ""
+
+
+def device_clauses(obs: Observation, rid: str) -> list[str]:
+    """The device clauses the bench's frames put to the test in round ``rid``: DEV-1 for a result written onto
+    another device's line, DEV-2 for a result tagged with another round or with none, DEV-3 for other forged
+    frames (noise). Each is decided by the round's end: it holds when the round ended as the judge expects."""
+    out: list[str] = []
+    for alt in obs.alterations:
+        if alt.round_id != rid or alt.kind not in ("queued", "forged"):
+            continue
+        if alt.message == "Result" and alt.kind == "forged" and alt.line and alt.line != obs.reader_line:
+            out.append("DEV-1")
+        elif alt.message == "Result" and alt.round_tag != rid:
+            out.append("DEV-2")
+        elif alt.kind == "forged":
+            out.append("DEV-3")
+    return list(dict.fromkeys(out))
