@@ -64,3 +64,17 @@ Feature: Betting period
     And alice's bet on big returns 1,960
     And alice's balance is 10,960
     And the oracle finds no difference
+
+  # The edge of the betting period: a bet sent a few tens of milliseconds before the announced close is a bet of the
+  # round (the judge refuses a server that closes early and still announces the whole period).
+  @clause:GP-3
+  Scenario: A bet sent 50 ms before the close is taken
+    Given player alice has a balance of 10,000
+    And round 1 lands r r r w
+    When round 1 opens
+    And alice tries to bet 1,000 on big 50 ms before betting closes
+    And the round is played to the end
+    Then alice's bet record shows 1 bet
+    And alice's bet on big returns 1,960
+    And alice's balance is 10,960
+    And the oracle finds no difference

@@ -193,3 +193,22 @@ Feature: Device identity, replayed results, line noise and procedure violations 
     And alice's bet on three_red returns 3,800
     And alice's balance is 12,800
     And the oracle finds no difference
+
+  # A reader that missed the server's restart still tags its read with the round the restart cancelled: that read
+  # never decides the round in play.
+  @clause:DEV-2 @clause:ERR-3
+  Scenario: A result of a round the restart cancelled, arriving in the next round, never decides it
+    Given round 2 lands w w w w
+    When round 1 opens
+    And alice bets 1,000 on big
+    And the server is killed and restarted
+    And the round is played to the end
+    And round 2 opens
+    And alice bets 1,000 on four_white
+    And the reader sends a result r r r r tagged with round 1 as the bowl comes off
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And the server settles round 2 on w w w w
+    And alice's bet on four_white returns 15,000
+    And alice's balance is 24,000
+    And the oracle finds no difference

@@ -166,3 +166,39 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And alice's bet on three_red returns 3,800
     And alice's balance is 12,800
     And the oracle finds no difference
+
+  # A round's betting period does not depend on an earlier round's pauses: round 2 takes bets for its whole period.
+  @clause:ERR-2 @clause:GP-3
+  Scenario: A pause in round 1 takes nothing off round 2's betting period
+    Given round 1 lands r r w w
+    And round 2 lands r r r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And 0.4 seconds pass
+    And the supervisor pauses the round
+    And 0.8 seconds pass
+    And the supervisor resumes the round
+    And the round is played to the end
+    And round 2 opens
+    And 0.7 seconds pass
+    And alice tries to bet 1,000 on big
+    And the round is played to the end
+    Then alice's bet record shows 2 bets
+    And alice's balance is 12,460
+    And the oracle finds no difference
+
+  # A pause for want of a result that nobody resolves ends in a cancellation, even when a read reaches the server
+  # while the round stands paused: the held read never settles the round.
+  @clause:ERR-3 @clause:REF-1
+  Scenario: A result pause that is not resolved is cancelled even when the read arrives during the pause
+    Given round 1 lands w r r w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's read of this round is lost
+    And the server pauses round 1
+    And 0.2 seconds pass
+    And the reader reads the tokens of this round again
+    And the round is played to the end
+    Then the server cancels round 1 and refunds every bet
+    And alice's balance is 10,000
+    And the oracle finds no difference

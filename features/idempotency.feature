@@ -42,6 +42,25 @@ Feature: Idempotent bets (IDEM-1, IDEM-2)
     And alice's bet record shows 1 bet
     And alice's balance is 10,000
 
+  # Idempotency keys are kept for every bet, not only those of the round in play: a bet of a round settled before
+  # the restart, sent again after it, still gets its original confirmation and places nothing.
+  @clause:IDEM-2
+  Scenario: A bet of a round settled before a server restart, retried after it, gets the original confirmation
+    Given player alice has a balance of 10,000
+    And round 1 lands r r r w
+    And round 2 lands w w w w
+    When round 1 opens
+    And alice bets 1,000 on big
+    And the round is played to the end
+    And the server is killed and restarted
+    And round 2 opens
+    And alice sends that bet again
+    Then alice's retry gets the original confirmation
+    When the round is played to the end
+    Then alice's bet record shows 1 bet
+    And alice's balance is 10,960
+    And the oracle finds no difference
+
   @clause:IDEM-1
   Scenario: The same bet id with another bet type or another stake is refused every time and changes nothing
     Given player alice has a balance of 10,000

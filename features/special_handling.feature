@@ -15,6 +15,20 @@ Feature: Special handling at the table (SH-1..SH-5)
     And alice's bet on three_red returns 3,800
     And the oracle finds no difference
 
+  # Each drop is one re-shake toward the cap: two drops in a round, within a cap of 3, never pause it.
+  @clause:SH-2
+  Scenario: Two drops in one round are two re-shakes, within the cap: the round settles
+    Given in round 1 the bowl drops during shake 1
+    And in round 1 the plate drops during shake 2
+    And in round 1 shake 3 lands r r w w
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the round is played to the end
+    Then the server asks for 2 re-shakes in round 1
+    And the server settles round 1 on r r w w
+    And alice's bet on two_red returns 2,500
+    And the oracle finds no difference
+
   @clause:SH-2
   Scenario Outline: A <item> dropped during the shake: shake again, the bets stand
     Given in round 1 the <item> drops during shake 1

@@ -91,6 +91,7 @@ class Rig(BenchClock):
     kills: list[Kill] = field(default_factory=list)  # the harness's planned server kills
     corrections: dict[str, str] = field(default_factory=dict)  # corrections the server accepted: round -> faces
     alterations: list[Alteration] = field(default_factory=list)  # device reports the harness changed
+    disconnects: list[tuple[str, str]] = field(default_factory=list)  # (player, round in play) the harness cut off
     timing: Timing | None = None  # what the server was configured with
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _server_rounds: ServerRounds = field(default_factory=ServerRounds)
@@ -218,6 +219,12 @@ class Rig(BenchClock):
         self.kills.append(Kill(self.now, in_play))
         self.note("harness", "kill -9 the server", ", ".join(f"round {r} in play" for r in in_play))
         kill()
+
+    def player_disconnected(self, player: str, detail: str = "") -> None:
+        """Record that the harness cut ``player`` off during the current round (DC-1..DC-3, for the judge); the
+        caller cuts the link."""
+        self.note(player, "disconnected", detail)
+        self.disconnects.append((player, self.current_round()))
 
     def corrected(self, round_id: str, faces: str) -> None:
         """Record a correction of ``round_id`` to ``faces`` that the server accepted (COR-1, for the judge)."""
@@ -406,8 +413,13 @@ class Rig(BenchClock):
             corrections=dict(self.corrections),
             alterations=tuple(self.alterations),
             supervisor_paused=tuple(self.paused),
-            reader_line=next((line.name for line in self.bench.lines if Source.READER in line.roles), ""),
+            reader_line=self.observation_reader_line(),
+            disconnects=tuple(self.disconnects),
         )
+
+    def observation_reader_line(self) -> str:
+        """The name of the line the reader's reports travel on ("" when the bench has none)."""
+        return next((line.name for line in self.bench.lines if Source.READER in line.roles), "")
 
     def verdict(self) -> Verdict:
         return judge(self.observation())

@@ -188,6 +188,12 @@ class RigTap(TableTap):
             sent=tuple(self._sent_by_round.get(rid, ())),
             supervisor_cancelled=tuple(c for c in rig.cancelled if c == rid),
             server_clock_is_sim=rig.adapter.clock_is_sim_time,
+            timing=rig.timing,
+            kills=tuple(k for k in rig.kills if rid in k.in_play),
+            corrections={r: f for r, f in rig.corrections.items() if r == rid},
+            alterations=tuple(a for a in rig.alterations if a.round_id == rid),
+            supervisor_paused=tuple(p for p in rig.paused if p == rid),
+            reader_line=rig.observation_reader_line(),
         )
         verdict = judge(obs)
         expected = verdict.expected.get(rid)

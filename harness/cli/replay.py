@@ -7,7 +7,8 @@
 
 A feed file is what ``--record FILE`` wrote (``run``, ``certify``, ``inject``, ``devices``); a serial trace is what a
 rig's :class:`~harness.wire.trace.TraceRecorder` wrote (``{"t", "port", "dir", "hex"}`` lines). Exit 0, or 1 when a
-replayed run's final verdict failed, 2 for a file that is neither.
+replayed run's final verdict or any of its round verdicts failed (one verdict: a round that failed is never
+hidden by a final line that passed, which replay then names), 2 for a file that is neither.
 """
 
 from __future__ import annotations
@@ -92,7 +93,9 @@ def _summary(events: list[FeedEvent], as_json: bool) -> int:
     errors = sum(1 for e in events if e.kind == FeedKind.FRAME and e.data.get("error"))
     faults = [e for e in events if e.kind == FeedKind.FAULT]
     benches = [e for e in events if e.kind == FeedKind.BENCH]
-    ok = final.data.get("ok", True) if final is not None else all(v.data.get("ok") for v in verdicts)
+    failed_rounds = [v for v in verdicts if "scenario" not in v.data and not v.data.get("ok")]
+    final_ok = bool(final.data.get("ok", True)) if final is not None else True
+    ok = final_ok and not failed_rounds  # one verdict: a failed round fails the run, whatever the final line says
     if as_json:
         out = {
             "events": len(events),
@@ -123,7 +126,10 @@ def _summary(events: list[FeedEvent], as_json: bool) -> int:
     print(f"events: {len(events)}; frames: " + ", ".join(f"{k} {v}" for k, v in sorted(frames.items())), end="")
     print(f"; frame errors: {errors}")
     if final is not None:
-        print(final.data.get("summary") or ("PASS" if ok else "FAIL"))
+        print(final.data.get("summary") or ("PASS" if final_ok else "FAIL"))
+    if final_ok and failed_rounds:
+        rounds = ", ".join(str(v.data.get("table_round") or v.data.get("round")) for v in failed_rounds)
+        print(f"FAIL: the recorded final verdict passed, but round verdicts failed (rounds {rounds}); they stand")
     return 0 if ok else 1
 
 

@@ -70,8 +70,10 @@ class Applier:
         history: History,
         clock: Callable[[], float],
         serial_ports: Mapping[str, FaultyTransport] | None = None,
+        on_kill: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.adapter = adapter
+        self.on_kill = on_kill  # given the kill to make: records it for the judge first (Rig.kill_server)
         self.serial_ports = dict(serial_ports or {})
         self._base_latency: dict[str, dict[str, float]] = {}  # per line and direction, before any fault
         self.control: Faultable | None = adapter if isinstance(adapter, Faultable) else None
@@ -120,7 +122,10 @@ class Applier:
         self.active.append((self.clock() + f.duration, f))
         if f.kind == FaultKind.SERVER_KILL:
             assert self.control is not None
-            self.control.kill_server()
+            if self.on_kill is not None:
+                self.on_kill(self.control.kill_server)
+            else:
+                self.control.kill_server()
             self.sessions.connected.clear()
         elif f.kind in PLAYER_KINDS:
             self.links.apply(f)

@@ -89,7 +89,13 @@ class _Run:
         self.links = PlayerLinks(schedule.player_ids)
         self.sessions = Sessions(rig.adapter, self.links, self.history, lambda: self.now)
         self.applier = Applier(
-            rig.adapter, schedule.player_ids, self.sessions, self.history, lambda: self.now, rig.serial_ports
+            rig.adapter,
+            schedule.player_ids,
+            self.sessions,
+            self.history,
+            lambda: self.now,
+            rig.serial_ports,
+            on_kill=rig.kill_server,
         )
         for f in faults:
             why = self.applier.supports(f)

@@ -262,3 +262,23 @@ def device_clauses(obs: Observation, rid: str) -> list[str]:
         elif alt.kind == "forged":
             out.append("DEV-3")
     return list(dict.fromkeys(out))
+
+
+def check_disconnections(obs: Observation, found: Sequence[Difference], checks: list[Check]) -> None:
+    """For each player the bench cut off during a round: the round ran to its due end (DC-1), the player's bets in
+    it were settled as due (DC-2) and the bet record holds every bet the server confirmed to them (DC-3). Decided
+    by the differences ``found`` elsewhere: each holds when none concerns it."""
+    for player, rid in dict.fromkeys(obs.disconnects):
+        if not rid:
+            continue
+        round_ok = not any(d.round == rid and not d.bet for d in found)
+        checks.append(Check("DC-1", f"round {rid}: ran to its end though {player} was cut off", round_ok))
+        bets = {row.bet_id for row in obs.records.get(player, ()) if row.round_id == rid}
+        if bets:
+            ok = not any(d.round == rid and d.bet in bets for d in found)
+            checks.append(Check("DC-2", f"round {rid}: the bets of {player}, cut off, settled as due", ok))
+        confirmed = {s.reply.bet_id for s in obs.sent if s.reply.accepted and s.reply.player_id == player}
+        confirmed = {b for b in confirmed if any(s.reply.round_id == rid and s.reply.bet_id == b for s in obs.sent)}
+        if confirmed and player in obs.records:
+            ok = confirmed <= {row.bet_id for row in obs.records[player]}
+            checks.append(Check("DC-3", f"round {rid}: the confirmed bets of {player}, cut off, in the bet record", ok))

@@ -25,16 +25,18 @@ class Check:
 
 class ClauseFailure(AssertionError):
     """A check of ``clause`` failed. ``consequences`` are the further failures it explains (listed under it, not
-    as findings of their own). An :class:`AssertionError`, so pytest reports it as a failed assertion."""
+    as findings of their own); ``seen`` what the failing step saw, when the judge named the root cause for it. An
+    :class:`AssertionError`, so pytest reports it as a failed assertion."""
 
-    def __init__(self, clause: str, message: str, consequences: Sequence[str] = ()) -> None:
+    def __init__(self, clause: str, message: str, consequences: Sequence[str] = (), seen: str = "") -> None:
         self.clause = clause
         self.message = message
         self.consequences = tuple(consequences)
-        text = f"[{clause}] {message}"
-        if self.consequences:
-            text += "\n" + "\n".join(f"    consequence: {c}" for c in self.consequences)
-        super().__init__(text)
+        self.seen = seen
+        lines = [f"[{clause}] {message}"]
+        lines += [f"    the step saw: {seen}"] if seen else []
+        lines += [f"    consequence: {c}" for c in self.consequences]
+        super().__init__("\n".join(lines))
 
 
 class CheckLog:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from harness.judge.bench_rules import (
     adjust,
+    check_disconnections,
     check_idempotency,
     check_pauses,
     check_timing,
@@ -40,6 +41,7 @@ BALANCE_CLAUSE = "GLI 2.8.2"  # opening balance + every amount returned - every 
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
 UNFINISHED = "unfinished"  # the table was still playing the round (no verdict) when the server ended it
 _REFUNDED = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
+_VOID_CLAUSES = frozenset({"SH-4a", "SH-4b", "SH-5"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class Observation:
     alterations: Sequence[Alteration] = ()  # what the bench changed of the device reports, by round
     supervisor_paused: Sequence[str] = ()  # server round ids the harness's supervisor paused
     reader_line: str = ""  # the name of the line the reader's reports travel on
+    disconnects: Sequence[tuple[str, str]] = ()  # (player, server round id in play) the bench cut the player off
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,10 +134,9 @@ def failure_of(roots: Sequence[Finding], lead: str = "", first_round: str = "") 
         raise ValueError("no root cause: the verdict passed")
     ranked = [f for f in roots if first_round and f.root.round == first_round]
     first = (ranked or list(roots))[0]
-    lines = [f"step: {lead}"] if lead else []
-    lines += [str(d) for d in first.consequences]
-    lines += [f"also [{f.clause}]: {f.root}" for f in roots if f is not first]
-    return ClauseFailure(first.clause, str(first.root), lines)
+    lines = [str(d) for d in first.consequences]
+    lines += [f"also, root cause of its own: {f.root}" for f in roots if f is not first]
+    return ClauseFailure(first.clause, str(first.root), lines, lead)
 
 
 def judge(obs: Observation) -> Verdict:
@@ -169,6 +171,7 @@ def judge(obs: Observation) -> Verdict:
         grouping.add_balance(balance, player_bets)
         players += player_bets + balance
     sent = _check_sent(obs, checks) + check_idempotency(obs, checks)
+    check_disconnections(obs, rounds + players + sent, checks)
     grouping.add_roots(sent)
     diffs = rounds + players + sent
     return Verdict(tuple(diffs), len(expected), bets, expected, grouping.findings(), tuple(checks))
@@ -316,13 +319,23 @@ def _check_round(
         return [Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported")]
     if exp.status == UNFINISHED:
         what = "round ended by the server while the table was still playing it"
-        return [Difference(rid, "", exp.clause, what, "the table's verdict", _describe_event(end))]
+        clause = exp.clause
+        if reshakes < len(reasons):
+            clause = _reshake_clause(reasons, reshakes)  # it had to go on with a new shake
+        elif end.clause in _VOID_CLAUSES:
+            clause = end.clause
+        return [Difference(rid, "", clause, what, "the table's verdict", _describe_event(end))]
     if exp.status == NOT_STARTED:
         if end.kind not in _REFUNDED:
             return [Difference(rid, "", exp.clause, "round status", "void or cancelled", _describe_event(end))]
         return []
     if end.kind != exp.status:
-        return [Difference(rid, "", exp.by or exp.clause, "round status", _describe(exp), _describe_event(end))]
+        clause = exp.by or exp.clause
+        if exp.status == RoundStatus.SETTLED and reshakes < len(reasons):
+            clause = _reshake_clause(reasons, reshakes)  # the round had to go on with a new shake: it ended instead
+        elif exp.status == RoundStatus.SETTLED and end.clause in _VOID_CLAUSES:
+            clause = end.clause  # a void the table never had cause for: that clause's check failed
+        return [Difference(rid, "", clause, "round status", _describe(exp), _describe_event(end))]
     out: list[Difference] = []
     if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
         clause = late or ("SH-1" if exp.overlap else "EQ-3")
@@ -409,9 +422,9 @@ def _check_sent(obs: Observation, checks: list[Check]) -> list[Difference]:
         if not reply.accepted:
             continue
         key = (reply.player_id, reply.client_bet_id)
-        if key in confirmed and confirmed[key] == reply.bet_id:
-            continue  # a retry answered with the original confirmation: judged by check_idempotency
-        confirmed.setdefault(key, reply.bet_id)
+        if key in confirmed and reply.client_bet_id:
+            continue  # a retry of a confirmed bet: judged by check_idempotency, whatever its answer
+        confirmed[key] = reply.bet_id
         if sent.after_close:
             what = f"bet of {reply.player_id} sent after betting closed"
             out.append(Difference(reply.round_id, reply.bet_id, "GLI C.6.4", what, "rejected", "accepted"))

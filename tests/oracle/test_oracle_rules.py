@@ -98,7 +98,7 @@ def test_a_round_the_server_ends_while_the_table_still_plays_is_one_difference()
     )
     (diff,) = judge(obs).differences
     assert str(diff) == (
-        "round 5 [GP-3]: round ended by the server while the table was still playing it: "
+        "round 5 [SH-4b]: round ended by the server while the table was still playing it: "
         "expected the table's verdict, server void (SH-4b)"
     )
 
@@ -173,7 +173,7 @@ def test_a_lift_after_the_servers_close_is_not_early_even_if_the_late_lamp_still
 def test_a_server_that_voids_such_a_lift_as_early_is_told_it_closed_before_the_lift() -> None:
     voided = _late_lamp(server_end=RoundEvent("1", "void", 4.2, clause="SH-4b"))
     assert [str(d) for d in judge(voided).differences] == [
-        "round 1 [GP-3]: round status: expected settled on RWRR, server void (SH-4b)"
+        "round 1 [SH-4b]: round status: expected settled on RWRR, server void (SH-4b)"
     ]
 
 

@@ -7,7 +7,7 @@ result, from the checks that ran, never from tags alone:
 
 - ``FAIL``: a check *of this clause* failed in some scenario (the root cause that scenario names);
 - ``NOT DECIDED``: otherwise, a scenario tagged with it failed on another clause's check (or outside any clause
-  check) before this clause was decided there; the reason names the scenario and what it failed on;
+  check) before any check of this clause ran there; the reason names the scenario and what it failed on;
 - ``PASS``: otherwise, a check of it ran and held;
 - ``NOT APPLICABLE``: every scenario of it was not applicable to the bench;
 - ``UNCHECKED``: scenarios are tagged with it, but no check of it ran anywhere.
@@ -102,7 +102,7 @@ def clause_result(clause: str, results: Iterable[ScenarioResult]) -> tuple[str, 
         return UNCOVERED, ""
     if any(clause in r.failed_clauses for r in rows):
         return FAIL, ""
-    undecided = [r for r in rows if r.outcome == "failed" and clause in r.clauses]
+    undecided = [r for r in rows if r.outcome == "failed" and clause in r.clauses and clause not in r.checked]
     if undecided:
         r = undecided[0]
         on = ", ".join(r.failed_clauses) or "an error outside any clause check"

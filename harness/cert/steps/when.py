@@ -14,7 +14,7 @@ from pytest_bdd import parsers, when
 from harness.cert.steps.context import BET_NAMES, CertContext, amount, bet_name, not_applicable
 from harness.errors import AdapterError
 from harness.records import BetReply, RoundEventKind
-from simulator.events import BettingClosed, ShakeEnded
+from simulator.events import BettingClosed, RoundOpened, ShakeEnded
 
 #: Bench seconds run at a time while a real-time bench waits out a betting period of wall time.
 POLL_S = 0.01
@@ -122,6 +122,37 @@ def player_tries_naming(cert: CertContext, player: str, money: str, bet: str, wh
     cert.replies.append(_named_bet(cert, player, money, bet, which))
 
 
+@when(
+    parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+) (?P<ms>\d+) ms before betting closes")
+)
+def player_tries_before_close(cert: CertContext, player: str, money: str, bet: str, ms: str) -> None:
+    """The bench runs to ``ms`` milliseconds before the end of the current round's betting period, then the player
+    sends this bet: betting is still open (GP-3), so the server must take it. Where the server's clock is the
+    bench's (in-process, virtual time) the end is the server's opening of the round plus the bench's ``betting_s``
+    and the bet leaves exactly ``ms`` before it; elsewhere the end is the close the table's lamp announced, and the
+    bet leaves at least a quarter of the betting period before it (line and network time), so the edge is probed
+    exactly only on a shared clock.
+
+    Example: When alice tries to bet 1,000 on big 50 ms before betting closes
+    """
+    rig = cert.running()
+    rid = rig.current_round()
+    betting_s = rig.bench.timing.betting_s
+    margin = int(ms) / 1000
+    if rig.adapter.clock_is_sim_time:
+        opened = [e for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.OPENED]
+        assert opened, f"the server has not reported round {rid} open"
+        send_at = opened[0].at + betting_s - margin
+    else:
+        number = rig.driver.rounds.get(rid)
+        seen = [e for e in rig.truth if isinstance(e, RoundOpened) and e.round == number]
+        assert seen, f"the table has not seen round {rid} open"
+        send_at = seen[0].deadline - max(margin, betting_s / 4)
+    assert rig.now <= send_at, f"the bet was due to leave at {send_at:g}, the bench is at {rig.now:g} already"
+    rig.run_for(send_at - rig.now)
+    cert.replies.append(rig.bet(player, bet_name(bet), amount(money)))
+
+
 @when(parsers.re(r"(?P<player>\w+) tries to bet (?P<money>[\d,]+) on (?P<bet>\w+) the moment betting closes"))
 def player_tries_at_close(cert: CertContext, player: str, money: str, bet: str) -> None:
     """The bench runs to the end of the current round's betting period (the server's opening of the round plus the
@@ -173,7 +204,7 @@ def bet_then_drop(cert: CertContext, player: str, money: str, bet: str) -> None:
     """
     rig = cert.running()
     cert.replies.append(rig.bet(player, bet_name(bet), amount(money), lose_reply=True))
-    rig.note(player, "disconnected", "before the confirmation")
+    rig.player_disconnected(player, "before the confirmation")
 
 
 @when("betting closes")
@@ -217,7 +248,7 @@ def disconnects(cert: CertContext, player: str) -> None:
     Example: When alice disconnects
     """
     rig = cert.running()
-    rig.note(player, "disconnected")
+    rig.player_disconnected(player)
     rig.adapter.disconnect(player)
 
 
