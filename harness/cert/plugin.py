@@ -335,7 +335,25 @@ def pytest_bdd_after_scenario(request: pytest.FixtureRequest, feature: Any, scen
 
 
 def pytest_bdd_step_error(request: pytest.FixtureRequest, exception: Exception, **_: Any) -> None:
+    """Close the step's allure context. A step that failed outside a clause check (a harness error: a timeout
+    waiting for the server, a device model that cannot follow what the server commanded) is put to the judge: when
+    the judge finds a root cause in what the server did, that clause is the scenario's failed clause (a finding,
+    printed with the scenario's output), not an error of the harness."""
     _close_step(request, exception)
+    if isinstance(exception, ClauseFailure):
+        return
+    context = request.node.stash.get(_CERT_KEY, None)
+    if context is None or context.rig is None:
+        return
+    try:
+        verdict = context.verdict()
+    except Exception:  # the server cannot be read: the error stands as it is
+        return
+    if verdict.passed:
+        return
+    failure = verdict.failure(f"{type(exception).__name__}: {exception}")
+    request.node.user_properties.append(("xocdia_failed", failure.clause))
+    print(f"----- the judge's finding behind {type(exception).__name__} -----\n{failure}")
 
 
 # ---------------------------------------------------------------------------------------------------- matrix

@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     undecided = [c for c, r in failing.items() if r == "NOT DECIDED"]
     if undecided:
         print("clauses not decided (their scenarios failed on another clause): " + ", ".join(undecided))
-    if uncovered:
+    if uncovered and matrix.get("reached", True):
         print("uncovered clauses (no check of them ran): " + ", ".join(uncovered))
     not_applicable = matrix.get("not_applicable", [])
     if not_applicable:

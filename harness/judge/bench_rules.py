@@ -4,6 +4,7 @@ difference names the clause whose check failed."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -48,9 +49,19 @@ def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
     return out
 
 
-def _after(truth: Sequence[Event], kind: type[Event], sim: int, t: float) -> bool:
-    """Whether the table did a ``kind`` in round ``sim`` at or after bench time ``t``."""
-    return any(isinstance(e, kind) and getattr(e, "round", None) == sim and e.t >= t for e in truth)
+def truth_by_round(truth: Sequence[Event]) -> dict[int, list[Event]]:
+    """The table's events of each sim round, in order (one pass: every rule then reads only its round's)."""
+    out: dict[int, list[Event]] = {}
+    for event in truth:
+        number = getattr(event, "round", None)
+        if isinstance(number, int):
+            out.setdefault(number, []).append(event)
+    return out
+
+
+def _after(events: Sequence[Event], kind: type[Event], t: float) -> bool:
+    """Whether the table did a ``kind`` among a round's ``events`` at or after bench time ``t``."""
+    return any(isinstance(e, kind) and e.t >= t for e in events)
 
 
 def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str, ExpectedRound]:
@@ -61,15 +72,17 @@ def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str,
     ends = _ends(obs.server_events)
     pauses = pauses_by_round(obs.server_events)
     in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
+    table = truth_by_round(obs.truth) if obs.alterations else {}
     for rid, alts in altered(obs).items():
         exp = out.get(rid)
         if exp is None or exp.status not in (RoundStatus.SETTLED, RoundStatus.VOID, RoundStatus.CANCELLED):
             continue
         bowl = missed_before(alts, "BOWL", "BowlOn")
         shake = missed_before(alts, "SHAKER", "ShakeEnd")
-        if bowl is not None and _after(obs.truth, BowlPlaced, exp.round, bowl):
+        events = table.get(exp.round, [])
+        if bowl is not None and _after(events, BowlPlaced, bowl):
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="PROC-2")
-        elif shake is not None and _after(obs.truth, ShakeEnded, exp.round, shake) and exp.status != RoundStatus.VOID:
+        elif shake is not None and _after(events, ShakeEnded, shake) and exp.status != RoundStatus.VOID:
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="GP-2")
         span = pauses.get(rid)
         cause = pause_cause(alts, span.spans[0][0]) if span is not None else ""
@@ -88,12 +101,9 @@ def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str,
     return out
 
 
-def _table_paused(truth: Sequence[Event], sim: int) -> bool:
-    return any(isinstance(e, Paused) and e.round == sim for e in truth)
-
-
-def _reshake_clause(truth: Sequence[Event], sim: int) -> str:
-    reasons = [e.reason for e in truth if isinstance(e, Reshake) and e.round == sim]
+def _reshake_clause(events: Sequence[Event]) -> str:
+    """The clause of the last re-shake among a round's ``events`` (ERR-1 when the table made none)."""
+    reasons = [e.reason for e in events if isinstance(e, Reshake)]
     if not reasons:
         return "ERR-1"
     return "SH-3" if reasons[-1] == "standing" else "SH-2"
@@ -102,25 +112,30 @@ def _reshake_clause(truth: Sequence[Event], sim: int) -> str:
 def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks: list[Check]) -> list[Difference]:
     """Every pause the server made has a cause, and a pause never resolved ends cancelled (ERR-3)."""
     out: list[Difference] = []
+    pauses = pauses_by_round(obs.server_events)
+    if not pauses:
+        return out
     ends = _ends(obs.server_events)
     alts = altered(obs)
     killed = {rid for kill in obs.kills for rid in kill.in_play}
-    for rid, span in pauses_by_round(obs.server_events).items():
+    table = truth_by_round(obs.truth)
+    for rid, span in pauses.items():
         sim = obs.rounds.get(rid)
         if sim is None:
             continue
+        events = table.get(sim, [])
         justified = (
-            _table_paused(obs.truth, sim)
+            any(isinstance(e, Paused) for e in events)
             or bool(pause_cause(alts.get(rid, []), span.spans[0][0]))
             or rid in obs.supervisor_paused
             or rid in killed
             or bool(alts.get(rid))  # a round whose reports the bench changed may need a pause the table did not
         )
-        clause = "ERR-1" if justified else _reshake_clause(obs.truth, sim)
+        clause = "ERR-1" if justified else _reshake_clause(events)
         what = f"round {rid}: a pause with a cause (the table stopped, or the bench changed what the server heard)"
         checks.append(Check(clause, what, justified))
         if not justified:
-            reshakes = sum(1 for e in obs.truth if isinstance(e, Reshake) and e.round == sim)
+            reshakes = sum(1 for e in events if isinstance(e, Reshake))
             cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
             seen = f"the table met no problem ({reshakes} re-shakes{cap})"
             out.append(_difference(rid, "", clause, "pause", seen, f"paused at {span.spans[0][0]:.3f}"))
@@ -220,9 +235,9 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
             if reply.accepted:
                 what = f"bet id {reply.client_bet_id} sent again with another content"
                 out.append(_difference(rid, original.reply.bet_id, clause, what, "refused", f"bet {reply.bet_id}"))
+    sends = Counter((s.reply.player_id, s.reply.client_bet_id) for s in obs.sent)
     for key, index in first.items():
-        sends = sum(1 for s in obs.sent if (s.reply.player_id, s.reply.client_bet_id) == key)
-        if sends < 2 or key[0] not in obs.records:
+        if sends[key] < 2 or key[0] not in obs.records:
             continue
         original = obs.sent[index]
         clause = "IDEM-2" if any(original.sent_at <= k.t for k in obs.kills) else "IDEM-1"
@@ -234,28 +249,30 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
     return out
 
 
-def late_frame_clause(obs: Observation, rid: str, faces: str) -> str:
-    """DEV-2 when a round the server settled on ``faces`` (not the table's) got them from a result the bench
-    replayed or forged for another round; DEV-1 when from a result written onto another device's line; else ""."""
-    for alt in obs.alterations:
+def late_frame_clause(alterations: Sequence[Alteration], rid: str, faces: str, reader_line: str) -> str:
+    """DEV-2 when round ``rid``, settled on ``faces`` (not the table's), got them from a result the bench sent
+    during it for another round or for none (``alterations``: the round's); DEV-1 when from a result written onto
+    another device's line than ``reader_line``; else ""."""
+    for alt in alterations:
         if alt.faces != faces or alt.message != "Result":
             continue
-        if alt.kind == "forged" and alt.line and alt.line != obs.reader_line:
+        if alt.kind == "forged" and alt.line and alt.line != reader_line:
             return "DEV-1"
-        if alt.round_tag != rid or alt.round_id != rid:
+        if alt.round_tag != rid:
             return "DEV-2"
     return ""
 
 
-def device_clauses(obs: Observation, rid: str) -> list[str]:
-    """The device clauses the bench's frames put to the test in round ``rid``: DEV-1 for a result written onto
-    another device's line, DEV-2 for a result tagged with another round or with none, DEV-3 for other forged
-    frames (noise). Each is decided by the round's end: it holds when the round ended as the judge expects."""
+def device_clauses(alterations: Sequence[Alteration], rid: str, reader_line: str) -> list[str]:
+    """The device clauses the bench's frames put to the test in round ``rid`` (``alterations``: the round's):
+    DEV-1 for a result written onto another device's line than ``reader_line``, DEV-2 for a result tagged with
+    another round or with none, DEV-3 for other forged frames (noise). Each is decided by the round's end: it
+    holds when the round ended as the judge expects."""
     out: list[str] = []
-    for alt in obs.alterations:
-        if alt.round_id != rid or alt.kind not in ("queued", "forged"):
+    for alt in alterations:
+        if alt.kind not in ("queued", "forged"):
             continue
-        if alt.message == "Result" and alt.kind == "forged" and alt.line and alt.line != obs.reader_line:
+        if alt.message == "Result" and alt.kind == "forged" and alt.line and alt.line != reader_line:
             out.append("DEV-1")
         elif alt.message == "Result" and alt.round_tag != rid:
             out.append("DEV-2")
@@ -268,17 +285,26 @@ def check_disconnections(obs: Observation, found: Sequence[Difference], checks: 
     """For each player the bench cut off during a round: the round ran to its due end (DC-1), the player's bets in
     it were settled as due (DC-2) and the bet record holds every bet the server confirmed to them (DC-3). Decided
     by the differences ``found`` elsewhere: each holds when none concerns it."""
+    if not obs.disconnects:
+        return
+    differing: dict[str, set[str]] = {}  # round -> bet ids with a difference ("" for the round itself)
+    for d in found:
+        differing.setdefault(d.round, set()).add(d.bet)
+    confirmed: dict[tuple[str, str], set[str]] = {}  # (player, round) -> bet ids the server confirmed
+    for sent in obs.sent:
+        if sent.reply.accepted:
+            confirmed.setdefault((sent.reply.player_id, sent.reply.round_id), set()).add(sent.reply.bet_id)
     for player, rid in dict.fromkeys(obs.disconnects):
         if not rid:
             continue
-        round_ok = not any(d.round == rid and not d.bet for d in found)
-        checks.append(Check("DC-1", f"round {rid}: ran to its end though {player} was cut off", round_ok))
-        bets = {row.bet_id for row in obs.records.get(player, ()) if row.round_id == rid}
+        bad = differing.get(rid, set())
+        checks.append(Check("DC-1", f"round {rid}: ran to its end though {player} was cut off", "" not in bad))
+        rows = obs.records.get(player, ())
+        bets = {row.bet_id for row in rows if row.round_id == rid}
         if bets:
-            ok = not any(d.round == rid and d.bet in bets for d in found)
+            ok = not bets & bad
             checks.append(Check("DC-2", f"round {rid}: the bets of {player}, cut off, settled as due", ok))
-        confirmed = {s.reply.bet_id for s in obs.sent if s.reply.accepted and s.reply.player_id == player}
-        confirmed = {b for b in confirmed if any(s.reply.round_id == rid and s.reply.bet_id == b for s in obs.sent)}
-        if confirmed and player in obs.records:
-            ok = confirmed <= {row.bet_id for row in obs.records[player]}
+        held = confirmed.get((player, rid), set())
+        if held and player in obs.records:
+            ok = held <= {row.bet_id for row in rows}
             checks.append(Check("DC-3", f"round {rid}: the confirmed bets of {player}, cut off, in the bet record", ok))

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from harness.judge.bench_rules import (
     adjust,
+    altered,
     check_disconnections,
     check_idempotency,
     check_pauses,
@@ -283,10 +284,12 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound], check
         elif event.kind == RoundEventKind.RESHAKE:
             reshakes[event.round_id] = reshakes.get(event.round_id, 0) + 1
     reasons = _reshake_reasons(obs.truth)
+    alts = altered(obs)
     for rid, exp in sorted(expected.items(), key=lambda kv: kv[1].round):
         found = len(out)
         end = ends.get(rid)
-        late = late_frame_clause(obs, rid, end.faces) if end is not None and end.faces else ""
+        own = alts.get(rid, [])
+        late = late_frame_clause(own, rid, end.faces, obs.reader_line) if own and end is not None and end.faces else ""
         out += _check_round(rid, exp, end, reshakes.get(rid, 0), reasons.get(exp.round, []), late)
         failed = {d.clause for d in out[found:]}
         decided = [exp.by or exp.clause]
@@ -295,7 +298,7 @@ def _check_rounds(obs: Observation, expected: Mapping[str, ExpectedRound], check
             decided += [RESHAKE_CLAUSES[r] for r in dict.fromkeys(reasons.get(exp.round, []))]
         for clause in dict.fromkeys(decided):
             checks.append(Check(clause, f"round {rid}: {_describe(exp)}", clause not in failed))
-        for clause in device_clauses(obs, rid):  # the bench's frames changed nothing: the round ended as due
+        for clause in device_clauses(own, rid, obs.reader_line):  # the bench's frames changed nothing
             if clause not in decided:
                 decided.append(clause)
                 checks.append(Check(clause, f"round {rid}: the bench's frames left {_describe(exp)}", not failed))
