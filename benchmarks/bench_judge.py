@@ -107,9 +107,7 @@ def main() -> None:
     print(f"judge, {args.rounds} rounds: {small_cpu * 1e6:.1f} us CPU/round ({small_wall * 1e6:.1f} us wall)")
     big = args.rounds * args.factor
     print(f"judge, {big} rounds: {big_cpu * 1e6:.1f} us CPU/round ({big_wall * 1e6:.1f} us wall)")
-    print(
-        f"per-round cost at {args.factor}x the rounds / at 1x: {ratio:.2f} (limit 1.5; quadratic would be ~{args.factor})"
-    )
+    print(f"per-round cost at {args.factor}x the rounds / at 1x: {ratio:.2f} (limit 1.5; quadratic: ~{args.factor})")
     print("PASS" if ratio <= 1.5 else "FAIL")
 
 
