@@ -83,3 +83,19 @@ Feature: Idempotent bets (IDEM-1, IDEM-2)
     And alice's bet on small returns 1,960
     And alice's balance is 10,960
     And the oracle finds no difference
+
+  # A client bet id is the client's own: another player's bet with the same id is a bet of its own, never a retry.
+  @clause:IDEM-1
+  Scenario: Two players' bets with the same client bet id are two bets, each with its own confirmation
+    Given player alice has a balance of 10,000
+    And player bob has a balance of 10,000
+    And round 1 lands w r r r
+    When round 1 opens
+    And alice bets 1,000 on big
+    And bob bets 1,000 on small with the client bet id of alice's bet
+    And the round is played to the end
+    Then alice's bet record shows 1 bet
+    And bob's bet record shows 1 bet
+    And alice's balance is 10,960
+    And bob's balance is 9,000
+    And the oracle finds no difference

@@ -147,6 +147,7 @@ class Rig(BenchClock):
             profile.table.pause_timeout,
             bench.timing.result_timeout_s,
             profile.table.max_reshakes,
+            adapter.service_step_s,
         )
         driver.server_opened = rig._server_opened
         setup = ServerSetup(
@@ -214,8 +215,12 @@ class Rig(BenchClock):
         return alteration
 
     def kill_server(self, kill: Callable[[], None]) -> None:
-        """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``."""
-        in_play = tuple(rid for rid in self.opened if self.server_end(rid) is None)
+        """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``. In play:
+        the rounds the rig opened that the server has not ended as last read (it is not asked again here: it may be
+        down already; a round it ended unread counts in play, and the judge then finds its end was not a
+        cancellation made on restart)."""
+        ended = self._server_rounds.ends
+        in_play = tuple(rid for rid in self.opened if rid not in ended)
         self.kills.append(Kill(self.now, in_play))
         self.note("harness", "kill -9 the server", ", ".join(f"round {r} in play" for r in in_play))
         kill()

@@ -31,6 +31,7 @@ from simulator.events import (
     PlayerLeft,
     RoundEnded,
     RoundOpened,
+    TokensPlaced,
 )
 
 RAW_MAX = 160  # characters of a frame's raw bytes kept in the feed
@@ -84,6 +85,7 @@ class TableTap:
         self._truth: dict[int, list[Event]] = {}
         self._table_ended: set[int] = set()
         self._table_opened = 0  # the table's latest round
+        self._table_dealt = 0  # the latest round the dealer has placed tokens for (done with every earlier one)
         self._trace_names = {line.name: line.trace_name for line in lines}
         feed.continue_from()
         feed.publish(FeedKind.BENCH, 0.0, **header, lines={line.name: [r.value for r in line.roles] for line in lines})
@@ -126,6 +128,8 @@ class TableTap:
             data["event"] = data.pop("kind")
             data.pop("t", None)
             self.feed.publish(FeedKind.TABLE, now, **data)
+        if isinstance(event, TokensPlaced):
+            self._table_dealt = max(self._table_dealt, event.round)
         if isinstance(event, RoundOpened):
             self._table_opened = max(self._table_opened, event.round)
             deadline = event.deadline - self._t0

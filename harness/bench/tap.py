@@ -166,9 +166,10 @@ class RigTap(TableTap):
         self._ops = len(ops)
 
     def _judge_pending(self, final: bool = False) -> None:
-        """Judge each round the server has ended once the table has too, or has opened a later round (it will not
-        end this one any more), or (``final``) now."""
-        later = self._table_opened
+        """Judge each round the server has ended once the table has too, or once the dealer has placed the tokens
+        of a later round (the table is done with this one: a lamp may open the next round while the dealer still
+        lifts this one's bowl), or (``final``) now: a round is judged once, on what the final verdict will see."""
+        later = self._table_dealt
         for rid in list(self._pending):
             number = self.rig.driver.rounds.get(rid)
             if final or number is None or number in self._table_ended or number < later:

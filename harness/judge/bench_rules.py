@@ -15,6 +15,7 @@ from harness.judge.findings import Difference
 from harness.judge.timeline import (
     CLOCK_EPSILON_S,
     CLOSED_CODES,
+    CONFLICT_CODES,
     Alteration,
     Pauses,
     announced_close,
@@ -110,42 +111,98 @@ def _reshake_clause(events: Sequence[Event]) -> str:
 
 
 def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks: list[Check]) -> list[Difference]:
-    """Every pause the server made has a cause, and a pause never resolved ends cancelled (ERR-3)."""
+    """Every pause the server made has a cause of its own, a pause never resolved ends cancelled (ERR-3), and on a
+    shared clock at the configured pause timeout (:func:`_pause_timeout`).
+
+    Causes are counted, not timed: the server's k-th pause of a round is justified while the round has at least k
+    causes: the table's own pauses, the supervisor's pauses, one for a pause the bench's alterations made due
+    (:func:`~harness.judge.timeline.pause_cause`), one for a kill while it was in play. A pause beyond them names
+    ERR-2 when the round had been resumed before it (the re-shake count starts again at the resume), else the
+    clause of the round's last re-shake (a miscount toward the cap), else ERR-1."""
     out: list[Difference] = []
     pauses = pauses_by_round(obs.server_events)
     if not pauses:
         return out
     ends = _ends(obs.server_events)
     alts = altered(obs)
-    killed = {rid for kill in obs.kills for rid in kill.in_play}
+    killed = Counter(rid for kill in obs.kills for rid in kill.in_play)
+    supervised = Counter(obs.supervisor_paused)
     table = truth_by_round(obs.truth)
     for rid, span in pauses.items():
         sim = obs.rounds.get(rid)
         if sim is None:
             continue
         events = table.get(sim, [])
-        justified = (
-            any(isinstance(e, Paused) for e in events)
-            or bool(pause_cause(alts.get(rid, []), span.spans[0][0]))
-            or rid in obs.supervisor_paused
-            or rid in killed
-            or bool(alts.get(rid))  # a round whose reports the bench changed may need a pause the table did not
-        )
-        clause = "ERR-1" if justified else _reshake_clause(events)
-        what = f"round {rid}: a pause with a cause (the table stopped, or the bench changed what the server heard)"
-        checks.append(Check(clause, what, justified))
-        if not justified:
-            reshakes = sum(1 for e in events if isinstance(e, Reshake))
-            cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
-            seen = f"the table met no problem ({reshakes} re-shakes{cap})"
-            out.append(_difference(rid, "", clause, "pause", seen, f"paused at {span.spans[0][0]:.3f}"))
+        causes = sum(isinstance(e, Paused) for e in events) + supervised[rid] + killed[rid]
+        causes += 1 if pause_cause(alts.get(rid, []), span.spans[0][0]) else 0
+        for k, (paused, _resumed) in enumerate(span.spans):
+            justified = k < causes
+            if justified:
+                clause = "ERR-1"
+            elif k > 0 and span.spans[k - 1][1] is not None:
+                clause = "ERR-2"
+            else:
+                clause = _reshake_clause(events)
+            what = f"round {rid}: pause {k + 1} has a cause (the table stopped, the supervisor paused, the bench)"
+            checks.append(Check(clause, what, justified))
+            if not justified:
+                reshakes = sum(1 for e in events if isinstance(e, Reshake))
+                cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
+                seen = f"{causes} pause(s) with a cause ({reshakes} re-shakes{cap})"
+                out.append(_difference(rid, "", clause, f"pause {k + 1}", seen, f"paused at {paused:.3f}"))
         end = ends.get(rid)
         if span.unresolved and end is not None:
             ok = end.kind == RoundEventKind.CANCELLED
             checks.append(Check("ERR-3", f"round {rid}: a pause never resolved ends in a cancellation", ok))
-            if not ok and not justified:
+            if not ok and causes >= len(span.spans):
                 out.append(_difference(rid, "", "ERR-3", "end of an unresolved pause", "cancelled", end.kind))
+            elif ok and rid not in obs.supervisor_cancelled and not killed[rid]:
+                out += _pause_timeout(obs, rid, span.spans[-1][0], end, checks)
     return out
+
+
+def service_lag(obs: Observation) -> float | None:
+    """How late after its due time the server records what falls due on its own clock, as measured in this run:
+    the largest delay of a round's betting close (CLOSED) after the opening plus the configured period plus the
+    pauses taken during it; None when no close was seen. The tolerance of every deadline the server keeps."""
+    if obs.timing is None:
+        return None
+    pauses = pauses_by_round(obs.server_events)
+    opened: dict[str, float] = {}
+    lag: float | None = None
+    for event in obs.server_events:
+        if event.kind == RoundEventKind.OPENED:
+            opened.setdefault(event.round_id, event.at)
+        elif event.kind == RoundEventKind.CLOSED and event.round_id in opened:
+            start = opened[event.round_id]
+            span = pauses.get(event.round_id, Pauses(()))
+            due = start + obs.timing.betting_s + span.during(start, start + obs.timing.betting_s)
+            lag = max(lag or 0.0, event.at - due)
+    return lag
+
+
+def _pause_timeout(obs: Observation, rid: str, paused: float, end: RoundEvent, checks: list[Check]) -> list[Difference]:
+    """An unresolved pause ends in a cancellation at the configured pause timeout after it (on a shared clock, with
+    the server's service lag measured in the run, or at least the step the bench runs it on, as tolerance): sooner
+    takes the supervisor's time to resolve it (ERR-2),
+    later keeps the bets in a round that could not be resolved at once (ERR-3)."""
+    timeout = obs.timing.pause_timeout_s if obs.timing is not None else None
+    if not obs.server_clock_is_sim or timeout is None:
+        return []
+    due = paused + timeout
+    lag = service_lag(obs)
+    step = obs.timing.service_step_s if obs.timing is not None else 0.0
+    if lag is None and not step:
+        lag = float("inf")  # nothing measured, no step known: only "not sooner" is judged
+    slack = max(lag or 0.0, step) + CLOCK_EPSILON_S
+    early, late = end.at < due - CLOCK_EPSILON_S, end.at > due + slack
+    clause = "ERR-2" if early else "ERR-3"
+    what = f"round {rid}: an unresolved pause cancelled at the pause timeout ({timeout:g} s after {paused:.3f})"
+    checks.append(Check(clause, what, not (early or late)))
+    if early or late:
+        want = f"cancelled at {due:.3f} (+ {slack:.3f} s service lag)"
+        return [_difference(rid, "", clause, "cancellation of an unresolved pause", want, f"at {end.at:.3f}")]
+    return []
 
 
 def check_timing(obs: Observation, checks: list[Check]) -> list[Difference]:
@@ -201,6 +258,11 @@ def check_timing(obs: Observation, checks: list[Check]) -> list[Difference]:
     return out
 
 
+def sends_before(obs: Observation, index: int) -> list[tuple[str, str]]:
+    """(player, client bet id) of every bet sent before ``obs.sent[index]``."""
+    return [(s.reply.player_id, s.reply.client_bet_id) for s in obs.sent[:index]]
+
+
 def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]:
     """Bets sent again with a client bet id already confirmed (IDEM-1; IDEM-2 across a kill)."""
     out: list[Difference] = []
@@ -216,17 +278,30 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
         if key not in first:
             if reply.accepted and reply.client_bet_id:
                 first[key] = index
+            elif reply.code in CONFLICT_CODES and not any(k == key for k in sends_before(obs, index)):
+                # a conflict with a bet id this player never sent: another player's (ids are per player)
+                what = f"bet of {reply.player_id} refused as a conflict with client bet id {reply.client_bet_id}"
+                checks.append(Check("IDEM-1", f"{what}, which it never used before", False))
+                want = "a bet of its own (the id is another player's)"
+                out.append(_difference(sent.in_play, "", "IDEM-1", what, want, f"refused ({reply.code})"))
             continue
         original = obs.sent[first[key]]
         clause = "IDEM-2" if any(original.sent_at <= k.t <= sent.sent_at for k in obs.kills) else "IDEM-1"
         rid = original.reply.round_id
         same = (reply.bet_type, reply.stake) == (original.reply.bet_type, original.reply.stake)
         if same:
-            ok = reply.accepted and (reply.bet_id, reply.round_id) == (original.reply.bet_id, rid)
+            was = original.reply
+            ok = reply.accepted and (reply.bet_id, reply.round_id) == (was.bet_id, rid)
+            ok = ok and (reply.balance_before, reply.balance_after) == (was.balance_before, was.balance_after)
             checks.append(Check(clause, f"round {rid}: a retry of bet {original.reply.bet_id} confirmed as it", ok))
             if not ok:
-                want = f"bet {original.reply.bet_id} in round {rid}"
-                got = f"bet {reply.bet_id} in round {reply.round_id}" if reply.accepted else f"refused ({reply.code})"
+                want = f"bet {was.bet_id} in round {rid}, balances {was.balance_before} -> {was.balance_after}"
+                got = (
+                    f"bet {reply.bet_id} in round {reply.round_id}, balances {reply.balance_before} -> "
+                    f"{reply.balance_after}"
+                    if reply.accepted
+                    else f"refused ({reply.code})"
+                )
                 out.append(_difference(rid, original.reply.bet_id, clause, "confirmation of a retry", want, got))
         else:
             checks.append(

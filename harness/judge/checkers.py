@@ -43,7 +43,7 @@ CHECKER_CLAUSES = {
     "player_balance": "GLI 2.8.2",  # opening balance + every amount returned - every stake = the balance
     "table_balance": "GLI 2.8.2",
     "round_order": "GP-3",  # betting, then the reveal, then the settlement: opened, closed, ended once, in order
-    "after_close": "GLI C.6.4",  # no bet acknowledged after betting closed
+    "after_close": "GP-3",  # no bet acknowledged after betting closed (GLI-19 C.6.4)
 }
 
 

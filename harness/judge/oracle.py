@@ -39,10 +39,12 @@ __all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failur
 
 RESHAKE_CLAUSES = {ReshakeReason.DROP: "SH-2", ReshakeReason.STANDING: "SH-3"}
 BALANCE_CLAUSE = "GLI 2.8.2"  # opening balance + every amount returned - every stake = the balance
+AFTER_CLOSE_CLAUSE = "GP-3"  # no bet is taken once the betting period has ended (GLI-19 C.6.4)
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
 UNFINISHED = "unfinished"  # the table was still playing the round (no verdict) when the server ended it
 _REFUNDED = (RoundEventKind.VOID, RoundEventKind.CANCELLED)
 _VOID_CLAUSES = frozenset({"SH-4a", "SH-4b", "SH-5"})
+_NONE = ExpectedRound(0, "", "", "", 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,11 +371,12 @@ def _check_bets(
         if row.result != want.result:
             out.append(Difference(row.round_id, row.bet_id, want.clause, f"result of {label}", want.result, row.result))
         if row.returned != want.returned:
+            refund_amount = want.result == BetResult.REFUND and row.result == BetResult.REFUND
             out.append(
                 Difference(
                     row.round_id,
                     row.bet_id,
-                    want.clause,
+                    "REF-1" if refund_amount else want.clause,
                     f"returned for {label}",
                     str(want.returned),
                     str(row.returned),
@@ -408,11 +411,13 @@ def _check_balance(
     if player not in obs.balances:
         return [Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), "not observed")]
     got = obs.balances[player]
+    corrected = any(expected.get(row.round_id, _NONE).corrected for row in rows)
+    clause = "COR-1" if corrected else BALANCE_CLAUSE  # a correction moves a balance by the difference it makes
     if got != want:
-        out.append(Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), str(got)))
+        out.append(Difference("", "", clause, f"balance of {player}", str(want), str(got)))
     if got < 0:
         out.append(Difference("", "", "GLI 4.3.3b", f"balance of {player} below zero", ">= 0", str(got)))
-    checks.append(Check(BALANCE_CLAUSE, f"balance of {player}: {want}", got == want, f"server {got}"))
+    checks.append(Check(clause, f"balance of {player}: {want}", got == want, f"server {got}"))
     return out
 
 
@@ -420,6 +425,7 @@ def _check_sent(obs: Observation, checks: list[Check]) -> list[Difference]:
     out: list[Difference] = []
     recorded = {(row.player_id, row.bet_id) for rows in obs.records.values() for row in rows}
     confirmed: dict[tuple[str, str], str] = {}  # (player, client bet id) -> the bet id first confirmed
+    owners = {row.bet_id: player for player, rows in obs.records.items() for row in rows}
     for sent in obs.sent:
         reply = sent.reply
         if not reply.accepted:
@@ -428,10 +434,16 @@ def _check_sent(obs: Observation, checks: list[Check]) -> list[Difference]:
         if key in confirmed and reply.client_bet_id:
             continue  # a retry of a confirmed bet: judged by check_idempotency, whatever its answer
         confirmed[key] = reply.bet_id
+        owner = owners.get(reply.bet_id, reply.player_id)
+        if owner != reply.player_id:
+            what = f"bet of {reply.player_id} confirmed as bet {reply.bet_id} of {owner} (the same client bet id)"
+            out.append(Difference(reply.round_id, reply.bet_id, "IDEM-1", what, "a bet of its own", f"{owner}'s"))
+            checks.append(Check("IDEM-1", f"round {reply.round_id}: {what}", False))
+            continue
         if sent.after_close:
             what = f"bet of {reply.player_id} sent after betting closed"
-            out.append(Difference(reply.round_id, reply.bet_id, "GLI C.6.4", what, "rejected", "accepted"))
-            checks.append(Check("GLI C.6.4", f"round {reply.round_id}: {what}", False, "accepted"))
+            out.append(Difference(reply.round_id, reply.bet_id, AFTER_CLOSE_CLAUSE, what, "rejected", "accepted"))
+            checks.append(Check(AFTER_CLOSE_CLAUSE, f"round {reply.round_id}: {what}", False, "accepted"))
         if reply.player_id in obs.records:
             present = (reply.player_id, reply.bet_id) in recorded
             what = f"acknowledged bet of {reply.player_id} in the bet record"

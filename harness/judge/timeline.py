@@ -43,6 +43,8 @@ from harness.records import RoundEvent, RoundEventKind
 CLOCK_EPSILON_S = 1e-6
 #: Refusal codes that say "betting is not open" (the reference vocabulary; an adapter maps its server's codes).
 CLOSED_CODES = frozenset({"betting_closed", "round_paused", "round_not_open", "no_round_open"})
+#: Refusal codes that say "this client bet id was used with another content" (the reference vocabulary).
+CONFLICT_CODES = frozenset({"idempotency_conflict"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +85,7 @@ class Timing:
     pause_timeout_s: float | None = None
     result_timeout_s: float | None = None
     max_reshakes: int | None = None
+    service_step_s: float = 0.0  # the step the bench runs the server on (the grid its deadlines fall on)
 
 
 def lost_result(alterations: Iterable[Alteration], until: float = float("inf")) -> bool:

@@ -57,6 +57,32 @@ CASES = {
         "SH-2",
     ),
     "three-reds-pay-2-5": ("payouts.feature", "Three red pays 2.8 to 1 on three reds", "PAY-2"),
+    # planted by a reviewer who had not seen the judge's rules (the judge was then mended to name them right)
+    "pause-timeout-twice-the-configured": (
+        "refunds.feature",
+        "A pause outlasts its limit: every player's every bet is refunded once",
+        "ERR-3",
+    ),
+    "reshake-count-not-restarted-at-the-resume": (
+        "devices.feature",
+        "The server counts the re-shakes itself: past the cap it pauses with no report from the console",
+        "ERR-2",
+    ),
+    "correction-moves-balances-by-the-new-amount": (
+        "corrections.feature",
+        "A correction re-settles every bet of the round on the corrected faces",
+        "COR-1",
+    ),
+    "idempotency-key-without-the-player": (
+        "idempotency.feature",
+        "Two players' bets with the same client bet id are two bets, each with its own confirmation",
+        "IDEM-1",
+    ),
+    "refund-is-the-players-whole-stake-in-the-round": (
+        "refunds.feature",
+        "The supervisor pauses the round and cancels it: every player's every bet is refunded once",
+        "REF-1",
+    ),
 }
 
 

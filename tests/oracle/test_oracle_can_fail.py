@@ -53,14 +53,15 @@ def test_big_paid_on_two_two_is_reported_with_round_bet_and_clause() -> None:
     assert "round 1 bet 1 [PAY-9]: result of alice big 1000: expected push, server win" in verdict.summary()
 
 
-def test_a_skipped_refund_on_a_touched_lift_is_reported_under_sh5() -> None:
+def test_a_skipped_refund_on_a_touched_lift_is_reported_under_ref_1() -> None:
     # marks the bets of a void round refunded but never credits the stakes back
     skips_refund = RewritingAdapter.on(BENCH, records=lambda r: replace(r, returned=0) if r.result == "refund" else r)
     verdict = _play(skips_refund, [{"round": 1, "faces": "r r w w", "touch": True}], [("odd", 500), ("two_red", 1000)])
-    # SH-5: both stakes (500 and 1,000) must come back; the double keeps them: 10,000 - 1,500 = 8,500.
+    # SH-5 voids the round and REF-1 returns both stakes (500 and 1,000) in full; the double keeps them:
+    # 10,000 - 1,500 = 8,500. Refunded, but not in full: the refund's clause, not the void's.
     assert verdict.differences == (
-        Difference("1", "1", "SH-5", "returned for alice odd 500", "500", "0"),
-        Difference("1", "2", "SH-5", "returned for alice two_red 1000", "1000", "0"),
+        Difference("1", "1", "REF-1", "returned for alice odd 500", "500", "0"),
+        Difference("1", "2", "REF-1", "returned for alice two_red 1000", "1000", "0"),
         Difference("", "", "GLI 2.8.2", "balance of alice", "10000", "8500"),
     )
 

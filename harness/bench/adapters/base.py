@@ -71,6 +71,10 @@ class GameServerAdapter(ABC):
     #: environment). The oracle then knows when the server closed betting on the table's clock and judges an early
     #: lift (SH-4b) against that close rather than against the lamp, which shows it late when its line is slow.
     clock_is_sim_time: bool = False
+    #: With :attr:`clock_is_sim_time`: the step (sim seconds) on which the bench runs the server, so on which what
+    #: falls due on the server's clock (a close, a pause timeout) is recorded: the judge's tolerance for the
+    #: server's deadlines (docs/judge.md). 0 when the server is not stepped by the bench.
+    service_step_s: float = 0.0
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = dict(options)

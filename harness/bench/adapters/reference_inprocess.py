@@ -56,6 +56,7 @@ class InProcessAdapter(GameServerAdapter):
     """
 
     clock_is_sim_time = True  # the engine's clock is ``env.now``
+    service_step_s = SERVICE_S  # its lines are serviced, and the engine ticked, on this grid
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)

@@ -94,6 +94,22 @@ def send_id_again(cert: CertContext, player: str, money: str, bet: str) -> None:
     cert.replies.append(rig.send(player, first.client_bet_id, bet_name(bet), amount(money)))
 
 
+@when(
+    parsers.re(r"(?P<player>\w+) bets (?P<money>[\d,]+) on (?P<bet>\w+) with the client bet id of (?P<other>\w+)'s bet")
+)
+def bet_with_anothers_id(cert: CertContext, player: str, money: str, bet: str, other: str) -> None:
+    """The player sends a bet whose client bet id is the one another player's latest confirmed bet carried (client
+    bet ids are the client's own: two players' may be equal). It is a new bet of this player, never the other's
+    retry (IDEM-1): a Then step and the judge check that it got a confirmation of its own.
+
+    Example: When bob bets 1,000 on big with the client bet id of alice's bet
+    """
+    rig = cert.running()
+    first = _original(cert, other)
+    rig.note(player, "bet", f"{bet} {money} with {other}'s client bet id {first.client_bet_id}")
+    cert.replies.append(rig.send(player, first.client_bet_id, bet_name(bet), amount(money)))
+
+
 @when("the server is killed and restarted")
 def killed_and_restarted(cert: CertContext) -> None:
     """The game server is killed as a kill -9 would (only what it committed survives), restarted on its ledger, and
@@ -222,7 +238,7 @@ def refused(cert: CertContext, player: str) -> None:
     1,000,000 in chips of 100: a bench states no limits of its own); a stake above the player's balance on the
     server (LIM-1; the step follows the refused bet, and a refusal changes nothing); otherwise a bet the round did
     not take: while the supervisor had it paused (ERR-1), after a resume once the betting time given back was over
-    (ERR-2), or after betting closed or for a round not taking bets (GLI C.6.4).
+    (ERR-2), or after betting closed or for a round not taking bets (GP-3, GLI-19 C.6.4).
 
     Example: Then alice's bet is refused
     """
@@ -257,7 +273,7 @@ def _refusal_clause(cert: CertContext, reply: BetReply) -> tuple[str, str]:
         return "ERR-1", "sent while the supervisor had the round paused"
     if supervisor == "resume":
         return "ERR-2", "sent after the resumed round's betting time was over"
-    return "GLI C.6.4", "sent when the round was not taking bets"
+    return "GP-3", "sent when the round was not taking bets"
 
 
 def _supervisor_before_bet(cert: CertContext, player: str) -> str:

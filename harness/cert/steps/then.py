@@ -16,7 +16,7 @@ from simulator.events import BowlPlaced, Event, ShakeEnded, ShakeStarted, Tokens
 
 #: The clause a refusal with this error code decides: the refusals the shipped steps name by code.
 REFUSAL_CLAUSES = {
-    "betting_closed": "GLI C.6.4",  # a bet after the betting period (GP-3: the period has ended)
+    "betting_closed": "GP-3",  # a bet after the betting period has ended (GLI-19 C.6.4)
     "round_paused": "ERR-1",  # no bet while the round is paused
     "insufficient_balance": "LIM-1",
     "stake_not_chip_multiple": "LIM-2",
@@ -159,7 +159,7 @@ def rejected_with(cert: CertContext, player: str, code: str) -> None:
     Example: Then alice's bet is rejected with betting_closed
     """
     reply = cert.last_reply(player)
-    clause = REFUSAL_CLAUSES.get(code, "GLI C.6.4")
+    clause = REFUSAL_CLAUSES.get(code, "GP-3")
     what = f"{player}'s last bet was accepted (bet {reply.bet_id}); expected {code}"
     cert.check(clause, not reply.accepted, what, reply.round_id)
     what = f"{player}'s last bet was rejected with {reply.code}, expected {code}"
