@@ -65,6 +65,11 @@ def _after(events: Sequence[Event], kind: type[Event], t: float) -> bool:
     return any(isinstance(e, kind) and e.t >= t for e in events)
 
 
+def _bench_time(obs: Observation, server_time: float) -> float | None:
+    """A time of the server's events on the bench's clock, or None when the server keeps a clock of its own."""
+    return server_time if obs.server_clock_is_sim else None
+
+
 def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str, ExpectedRound]:
     """The expectation once the bench's own acts are accounted for (module :mod:`harness.judge.timeline`):
     kills, lost reports that void a round, pauses the bench made due and never resolved. ``by`` names the clause
@@ -86,7 +91,7 @@ def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str,
         elif shake is not None and _after(events, ShakeEnded, shake) and exp.status != RoundStatus.VOID:
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="GP-2")
         span = pauses.get(rid)
-        cause = pause_cause(alts, span.spans[0][0]) if span is not None else ""
+        cause = pause_cause(alts, _bench_time(obs, span.spans[0][0])) if span is not None else ""
         if cause and span is not None and span.unresolved and out[rid].status == RoundStatus.SETTLED:
             out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
     for rid in in_play_at_kill:
@@ -134,7 +139,7 @@ def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks
             continue
         events = table.get(sim, [])
         causes = sum(isinstance(e, Paused) for e in events) + supervised[rid] + killed[rid]
-        causes += 1 if pause_cause(alts.get(rid, []), span.spans[0][0]) else 0
+        causes += 1 if pause_cause(alts.get(rid, []), _bench_time(obs, span.spans[0][0])) else 0
         for k, (paused, _resumed) in enumerate(span.spans):
             justified = k < causes
             if justified:

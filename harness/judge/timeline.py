@@ -88,22 +88,26 @@ class Timing:
     service_step_s: float = 0.0  # the step the bench runs the server on (the grid its deadlines fall on)
 
 
-def lost_result(alterations: Iterable[Alteration], until: float = float("inf")) -> bool:
+def lost_result(alterations: Iterable[Alteration], until: float | None = float("inf")) -> bool:
     """Whether the round's deciding read had not reached the server by bench time ``until``: the reader's results
-    were missed from some moment and no result was sent in their place before ``until``."""
+    were missed from some moment and no result was sent in their place before ``until``. ``until`` None: the
+    moment is on another clock than the bench's (a server with a clock of its own), so a result sent in their
+    place cannot be ordered with it: any miss counts."""
     missed: float | None = None
     for alt in alterations:
         if alt.kind == "miss" and alt.source == "READER" and alt.message in ("Result", "deciding Result"):
             missed = alt.t if missed is None else min(missed, alt.t)
         elif alt.kind == "queued" and alt.source == "READER" and alt.message == "Result" and missed is not None:
-            return alt.t >= until  # a result sent in their place in time is a delay, not a loss
+            in_time = until is not None and alt.t < until
+            if in_time:
+                return False  # a result sent in their place in time: a delay, not a loss
     return missed is not None
 
 
-def pause_cause(alterations: Sequence[Alteration], paused_at: float = float("inf")) -> str:
+def pause_cause(alterations: Sequence[Alteration], paused_at: float | None = float("inf")) -> str:
     """The clause under which the bench's alterations of a round make a pause at ``paused_at`` due (PROC-1 for a
-    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then), or ""
-    when they make none."""
+    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then; ``paused_at``
+    None: on another clock, :func:`lost_result`), or "" when they make none."""
     if any(a.kind == "queued" and a.message == "ReaderRearranged" for a in alterations):
         return "PROC-1"
     if lost_result(alterations, paused_at):
