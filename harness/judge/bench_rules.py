@@ -19,6 +19,7 @@ from harness.judge.timeline import (
     Alteration,
     Pauses,
     announced_close,
+    first_ends,
     missed_before,
     pause_cause,
     pauses_by_round,
@@ -39,14 +40,6 @@ def altered(obs: Observation) -> dict[str, list[Alteration]]:
     out: dict[str, list[Alteration]] = {}
     for alt in obs.alterations:
         out.setdefault(alt.round_id, []).append(alt)
-    return out
-
-
-def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
-    out: dict[str, RoundEvent] = {}
-    for event in events:
-        if event.ends_round:
-            out.setdefault(event.round_id, event)
     return out
 
 
@@ -75,7 +68,7 @@ def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str,
     kills, lost reports that void a round, pauses the bench made due and never resolved. ``by`` names the clause
     whose check then decides the round."""
     out = dict(expected)
-    ends = _ends(obs.server_events)
+    ends = first_ends(obs.server_events)
     pauses = pauses_by_round(obs.server_events)
     in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
     table = truth_by_round(obs.truth) if obs.alterations else {}
@@ -128,7 +121,7 @@ def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks
     pauses = pauses_by_round(obs.server_events)
     if not pauses:
         return out
-    ends = _ends(obs.server_events)
+    ends = first_ends(obs.server_events)
     alts = altered(obs)
     killed = Counter(rid for kill in obs.kills for rid in kill.in_play)
     supervised = Counter(obs.supervisor_paused)

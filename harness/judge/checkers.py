@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from harness.judge.expect import ExpectedRound, expected_bet
 from harness.judge.history import FinalRead, Op
 from harness.judge.paytable import PAYTABLE
+from harness.judge.timeline import first_ends
 from harness.records import BetRecordRow, BetResult, OpFunction, OpType, RoundEvent, RoundEventKind, RoundStatus
 from simulator.bets import BetType
 
@@ -97,14 +98,6 @@ class CheckReport:
 
 
 _LANDED = (OpType.OK, OpType.INFO)  # bets that may have reached the server: acknowledged or indeterminate
-
-
-def _ends(events: Sequence[RoundEvent]) -> dict[str, RoundEvent]:
-    out: dict[str, RoundEvent] = {}
-    for e in events:
-        if e.ends_round:
-            out.setdefault(e.round_id, e)
-    return out
 
 
 def _invokes(ops: Sequence[Op]) -> dict[tuple[str, str], Op]:
@@ -202,7 +195,7 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
     """A settled round whose faces differ from the table's, a settlement of a round the table did not settle,
     or a bet whose result or amount returned differs from the paytable for the round's end."""
     out: list[Violation] = []
-    ends = _ends(final.events)
+    ends = first_ends(final.events)
     for rid, end in sorted(ends.items()):
         exp = expected.get(rid)
         if end.kind == RoundEventKind.SETTLED and exp is not None:
@@ -244,7 +237,7 @@ def check_player_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[
 def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Table-wide, from the players' side: Σ final balances = Σ opening + Σ over the bets that landed (acknowledged,
     or unknown and present) of (paytable return for the round's end − the stake the player asked for)."""
-    ends = _ends(final.events)
+    ends = first_ends(final.events)
     rows = _rows_by_client(final)
     want = sum(final.opening.values())
     for op in ops:

@@ -154,6 +154,15 @@ class Pauses:
         return any(p - CLOCK_EPSILON_S <= t and (r is None or t <= r + CLOCK_EPSILON_S) for p, r in self.spans)
 
 
+def first_ends(events: Iterable[RoundEvent]) -> dict[str, RoundEvent]:
+    """Each round's first round-ending event (settled, void, cancelled), by round id."""
+    out: dict[str, RoundEvent] = {}
+    for event in events:
+        if event.ends_round:
+            out.setdefault(event.round_id, event)
+    return out
+
+
 def pauses_by_round(events: Iterable[RoundEvent]) -> dict[str, Pauses]:
     """Each round's pauses, from the server's PAUSED and RESUMED events."""
     spans: dict[str, list[tuple[float, float | None]]] = {}
