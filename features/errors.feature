@@ -93,7 +93,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the supervisor resumes the round
     And the round's first close is 0.5 seconds past
     And alice bets 1,000 on three_red
-    And 0.5 seconds pass
+    And betting closes
     And alice tries to bet 1,000 on big
     And the round is played to the end
     Then alice's bet is refused
@@ -180,8 +180,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
     And the supervisor resumes the round
     And the round is played to the end
     And round 2 opens
-    And 0.7 seconds pass
-    And alice tries to bet 1,000 on big
+    And alice tries to bet 1,000 on big 50 ms before betting closes
     And the round is played to the end
     Then alice's bet record shows 2 bets
     And alice's balance is 12,460

@@ -35,7 +35,9 @@ def first_close_past(cert: CertContext, seconds: float) -> None:
     opened = [e for e in rig.truth if isinstance(e, RoundOpened) and e.round == number]
     if not opened:
         raise AssertionError(f"the table has not seen round {rig.current_round() or '(none)'} open")
-    rig.run_for(max(0.0, opened[0].deadline + seconds - rig.now))
+    wait = opened[0].deadline + seconds - rig.now
+    if wait > 0:  # already past (a pause outlasted it): nothing to wait for
+        rig.run_for(wait)
 
 
 @when("the reader's read of this round is lost")
