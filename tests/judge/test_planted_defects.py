@@ -57,7 +57,7 @@ CASES = {
         "SH-2",
     ),
     "three-reds-pay-2-5": ("payouts.feature", "Three red pays 2.8 to 1 on three reds", "PAY-2"),
-    # planted by a reviewer who had not seen the judge's rules (the judge was then mended to name them right)
+    # planted by a reviewer who had not seen the judge's rules
     "pause-timeout-twice-the-configured": (
         "refunds.feature",
         "A pause outlasts its limit: every player's every bet is refunded once",
