@@ -93,6 +93,7 @@ Feature: Device identity, replayed results, line noise and procedure violations 
       | device |
       | reader |
       | bowl   |
+      | shaker |
 
   @clause:PROC-1 @clause:ERR-1 @clause:ERR-3 @gli:4.18.4
   Scenario: A read that contradicts the faces seen before the tokens were spread pauses the round

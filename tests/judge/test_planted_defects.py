@@ -78,6 +78,11 @@ CASES = {
         "Two players' bets with the same client bet id are two bets, each with its own confirmation",
         "IDEM-1",
     ),
+    "round-tag-checked-only-on-deciding-reports": (
+        "devices.feature",
+        "Noise on the shaker line changes neither the outcome nor the money, and is counted",
+        "DEV-3",
+    ),
     "refund-is-the-players-whole-stake-in-the-round": (
         "refunds.feature",
         "The supervisor pauses the round and cancels it: every player's every bet is refunded once",
