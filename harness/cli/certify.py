@@ -141,14 +141,15 @@ def run(args: argparse.Namespace) -> int:
     rules = rule_clauses()
     unexercised = matrix.get("unexercised", [])
     uncovered = matrix["uncovered"]
+    reached = matrix.get("reached", True)
     covered = sum(1 for c in rules if c not in uncovered and c not in unexercised)
-    if not matrix.get("reached", True):
+    if not reached:
         unexercised, covered = rules, 0  # no scenario reached the server: nothing of the game was judged
     results = matrix.get("results", {})
     failing = {c: r["result"] for c, r in results.items() if r["result"] in ("FAIL", "NOT DECIDED")}
+    full = not args.tags and features is None  # a partial run lists uncovered clauses without failing on them
+    status = code or (1 if not reached or (uncovered and full) else 0)
     if args.json:
-        full = not args.tags and features is None
-        status = code or (1 if not matrix.get("reached", True) or (uncovered and full) else 0)
         summary = {
             "clauses": {
                 "covered": covered,
@@ -181,22 +182,16 @@ def run(args: argparse.Namespace) -> int:
     undecided = [c for c, r in failing.items() if r == "NOT DECIDED"]
     if undecided:
         print("clauses not decided (their scenarios failed on another clause): " + ", ".join(undecided))
-    if uncovered and matrix.get("reached", True):
+    if uncovered and reached:
         print("uncovered clauses (no check of them ran): " + ", ".join(uncovered))
     not_applicable = matrix.get("not_applicable", [])
     if not_applicable:
         print(f"not applicable on this bench: {len(not_applicable)} scenarios (reasons in the clause matrix)")
-    if not matrix.get("reached", True):
+    if not reached:
         print("the bench's server was never reached: every clause is unexercised")
     elif unexercised:
         print("clauses not exercised on this bench: " + ", ".join(unexercised))
-    if code != 0:
-        return code
-    if not matrix.get("reached", True):
-        return 1
-    if uncovered and not args.tags and features is None:
-        return 1
-    return 0
+    return status
 
 
 def _print_failures(failures: list[dict[str, Any]]) -> None:

@@ -16,13 +16,13 @@ from harness.judge.timeline import (
     CLOCK_EPSILON_S,
     CLOSED_CODES,
     CONFLICT_CODES,
+    RESHAKE_CLAUSES,
     Alteration,
     Pauses,
     announced_close,
     first_ends,
     missed_before,
     pause_cause,
-    pauses_by_round,
 )
 from harness.records import RoundEvent, RoundEventKind, RoundStatus
 from simulator.events import BowlPlaced, Event, Paused, Reshake, ShakeEnded
@@ -63,13 +63,14 @@ def _bench_time(obs: Observation, server_time: float) -> float | None:
     return server_time if obs.server_clock_is_sim else None
 
 
-def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str, ExpectedRound]:
+def adjust(
+    obs: Observation, expected: Mapping[str, ExpectedRound], pauses: Mapping[str, Pauses]
+) -> dict[str, ExpectedRound]:
     """The expectation once the bench's own acts are accounted for (module :mod:`harness.judge.timeline`):
     kills, lost reports that void a round, pauses the bench made due and never resolved. ``by`` names the clause
     whose check then decides the round."""
     out = dict(expected)
     ends = first_ends(obs.server_events)
-    pauses = pauses_by_round(obs.server_events)
     in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
     table = truth_by_round(obs.truth) if obs.alterations else {}
     for rid, alts in altered(obs).items():
@@ -103,12 +104,10 @@ def adjust(obs: Observation, expected: Mapping[str, ExpectedRound]) -> dict[str,
 def _reshake_clause(events: Sequence[Event]) -> str:
     """The clause of the last re-shake among a round's ``events`` (ERR-1 when the table made none)."""
     reasons = [e.reason for e in events if isinstance(e, Reshake)]
-    if not reasons:
-        return "ERR-1"
-    return "SH-3" if reasons[-1] == "standing" else "SH-2"
+    return RESHAKE_CLAUSES[reasons[-1]] if reasons else "ERR-1"
 
 
-def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks: list[Check]) -> list[Difference]:
+def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
     """Every pause the server made has a cause of its own, a pause never resolved ends cancelled (ERR-3), and on a
     shared clock at the configured pause timeout (:func:`_pause_timeout`).
 
@@ -118,9 +117,9 @@ def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks
     ERR-2 when the round had been resumed before it (the re-shake count starts again at the resume), else the
     clause of the round's last re-shake (a miscount toward the cap), else ERR-1."""
     out: list[Difference] = []
-    pauses = pauses_by_round(obs.server_events)
     if not pauses:
         return out
+    lag = service_lag(obs, pauses)
     ends = first_ends(obs.server_events)
     alts = altered(obs)
     killed = Counter(rid for kill in obs.kills for rid in kill.in_play)
@@ -155,17 +154,16 @@ def check_pauses(obs: Observation, expected: Mapping[str, ExpectedRound], checks
             if not ok and causes >= len(span.spans):
                 out.append(_difference(rid, "", "ERR-3", "end of an unresolved pause", "cancelled", end.kind))
             elif ok and rid not in obs.supervisor_cancelled and not killed[rid]:
-                out += _pause_timeout(obs, rid, span.spans[-1][0], end, checks)
+                out += _pause_timeout(obs, rid, span.spans[-1][0], end, lag, checks)
     return out
 
 
-def service_lag(obs: Observation) -> float | None:
+def service_lag(obs: Observation, pauses: Mapping[str, Pauses]) -> float | None:
     """How late after its due time the server records what falls due on its own clock, as measured in this run:
     the largest delay of a round's betting close (CLOSED) after the opening plus the configured period plus the
     pauses taken during it; None when no close was seen. The tolerance of every deadline the server keeps."""
     if obs.timing is None:
         return None
-    pauses = pauses_by_round(obs.server_events)
     opened: dict[str, float] = {}
     lag: float | None = None
     for event in obs.server_events:
@@ -179,16 +177,17 @@ def service_lag(obs: Observation) -> float | None:
     return lag
 
 
-def _pause_timeout(obs: Observation, rid: str, paused: float, end: RoundEvent, checks: list[Check]) -> list[Difference]:
+def _pause_timeout(
+    obs: Observation, rid: str, paused: float, end: RoundEvent, lag: float | None, checks: list[Check]
+) -> list[Difference]:
     """An unresolved pause ends in a cancellation at the configured pause timeout after it (on a shared clock, with
     the server's service lag measured in the run, or at least the step the bench runs it on, as tolerance): sooner
-    takes the supervisor's time to resolve it (ERR-2),
-    later keeps the bets in a round that could not be resolved at once (ERR-3)."""
+    takes the supervisor's time to resolve it (ERR-2), later keeps the bets in a round that could not be resolved at
+    once (ERR-3). ``lag``: :func:`service_lag`, measured once for the verdict."""
     timeout = obs.timing.pause_timeout_s if obs.timing is not None else None
     if not obs.server_clock_is_sim or timeout is None:
         return []
     due = paused + timeout
-    lag = service_lag(obs)
     step = obs.timing.service_step_s if obs.timing is not None else 0.0
     if lag is None and not step:
         lag = float("inf")  # nothing measured, no step known: only "not sooner" is judged
@@ -203,13 +202,12 @@ def _pause_timeout(obs: Observation, rid: str, paused: float, end: RoundEvent, c
     return []
 
 
-def check_timing(obs: Observation, checks: list[Check]) -> list[Difference]:
+def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
     """The betting period of each round the bench opened (module :mod:`harness.judge.timeline`); nothing is
     checked when the server's clock is not the bench's or the configured period is unknown."""
     if not obs.server_clock_is_sim or obs.timing is None:
         return []
     betting = obs.timing.betting_s
-    pauses = pauses_by_round(obs.server_events)
     opened: dict[str, float] = {}
     closes: dict[str, float] = {}
     out: list[Difference] = []

@@ -23,7 +23,7 @@ from harness.judge.bench_rules import (
 from harness.judge.checks import Check, ClauseFailure
 from harness.judge.expect import ExpectedRound, expected_bet, expected_by_round_id
 from harness.judge.findings import Difference, Finding
-from harness.judge.timeline import Alteration, Kill, Timing
+from harness.judge.timeline import RESHAKE_CLAUSES, Alteration, Kill, Timing, pauses_by_round
 from harness.records import (
     BetRecordRow,
     BetReply,
@@ -37,7 +37,6 @@ from simulator.events import Event, Reshake, ReshakeReason
 
 __all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failure_of", "judge", "reshake_clauses"]
 
-RESHAKE_CLAUSES = {ReshakeReason.DROP: "SH-2", ReshakeReason.STANDING: "SH-3"}
 BALANCE_CLAUSE = "GLI 2.8.2"  # opening balance + every amount returned - every stake = the balance
 AFTER_CLOSE_CLAUSE = "GP-3"  # no bet is taken once the betting period has ended (GLI-19 C.6.4)
 NOT_STARTED = "not_started"  # the table never saw the round open: it must end void or cancelled, bets returned
@@ -158,9 +157,10 @@ def judge(obs: Observation) -> Verdict:
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
         elif rid in ended:
             expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
-    expected = adjust(obs, expected)
+    pauses = pauses_by_round(obs.server_events)
+    expected = adjust(obs, expected, pauses)
     checks: list[Check] = []
-    timeline = check_pauses(obs, expected, checks) + check_timing(obs, checks)
+    timeline = check_pauses(obs, pauses, checks) + check_timing(obs, pauses, checks)
     rounds = timeline + _check_rounds(obs, expected, checks)
     grouping = _Grouping(rounds)
     bets = 0
@@ -324,11 +324,7 @@ def _check_round(
         return [Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported")]
     if exp.status == UNFINISHED:
         what = "round ended by the server while the table was still playing it"
-        clause = exp.clause
-        if reshakes < len(reasons):
-            clause = _reshake_clause(reasons, reshakes)  # it had to go on with a new shake
-        elif end.clause in _VOID_CLAUSES:
-            clause = end.clause
+        clause = _ended_instead(exp.clause, end, reshakes, reasons)
         return [Difference(rid, "", clause, what, "the table's verdict", _describe_event(end))]
     if exp.status == NOT_STARTED:
         if end.kind not in _REFUNDED:
@@ -336,10 +332,8 @@ def _check_round(
         return []
     if end.kind != exp.status:
         clause = exp.by or exp.clause
-        if exp.status == RoundStatus.SETTLED and reshakes < len(reasons):
-            clause = _reshake_clause(reasons, reshakes)  # the round had to go on with a new shake: it ended instead
-        elif exp.status == RoundStatus.SETTLED and end.clause in _VOID_CLAUSES:
-            clause = end.clause  # a void the table never had cause for: that clause's check failed
+        if exp.status == RoundStatus.SETTLED:
+            clause = _ended_instead(clause, end, reshakes, reasons)
         return [Difference(rid, "", clause, "round status", _describe(exp), _describe_event(end))]
     out: list[Difference] = []
     if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
@@ -351,6 +345,14 @@ def _check_round(
         clause = _reshake_clause(reasons, reshakes)
         out.append(Difference(rid, "", clause, "re-shakes", str(exp.reshakes), str(reshakes)))
     return out
+
+
+def _ended_instead(clause: str, end: RoundEvent, reshakes: int, reasons: Sequence[ReshakeReason]) -> str:
+    """The clause of a round the server ended where the table went on: the re-shake it skipped (the table had to
+    shake again), else the void clause it applied without cause, else ``clause``."""
+    if reshakes < len(reasons):
+        return _reshake_clause(reasons, reshakes)
+    return end.clause if end.clause in _VOID_CLAUSES else clause
 
 
 def _check_bets(

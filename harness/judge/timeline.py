@@ -38,7 +38,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.records import RoundEvent, RoundEventKind
+from simulator.events import ReshakeReason
 
+#: The clause of a re-shake by its reason: a drop (SH-2), a token left standing (SH-3).
+RESHAKE_CLAUSES = {ReshakeReason.DROP: "SH-2", ReshakeReason.STANDING: "SH-3"}
 #: Seconds within which two times of the shared simulation clock count as the same instant (float sums of steps).
 CLOCK_EPSILON_S = 1e-6
 #: Refusal codes that say "betting is not open" (the reference vocabulary; an adapter maps its server's codes).

@@ -129,8 +129,7 @@ class CertContext:
     def bet_clause(self, row: BetRecordRow) -> str:
         """The clause that decides this bet by the judge: its paytable row (PAY-1..PAY-10) in a settled round,
         the clause that voided or cancelled its round, DC-2 while its round is still in play."""
-        rig = self.running()
-        expected = self.verdict().expected.get(row.round_id) if rig is not None else None
+        expected = self.verdict().expected.get(row.round_id)
         try:
             return expected_bet(expected, row.bet_type, row.wagered).clause
         except ValueError:
