@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gameserver.bets import BetResult, BetType
 from gameserver.events import Event, EventKind
@@ -63,6 +63,16 @@ _BET_KEYS = (
 )
 
 
+class Writer(Protocol):
+    """What :meth:`SqliteLedger.append` writes through: an ``sqlite3.Connection``, or a wrapper of one."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> sqlite3.Cursor: ...
+
+    def close(self) -> None: ...
+
+
 class LedgerError(Exception):
     """The database cannot be opened, written or does not hold what the ledger expects."""
 
@@ -75,18 +85,21 @@ class SqliteLedger:
     """A :class:`~gameserver.ledger.Ledger` on one SQLite file. ``append`` may be called from one thread at a
     time (the engine's); the query methods may be called from any thread (each has its own connection)."""
 
-    def __init__(self, path: str | Path) -> None:
-        """Open (creating if needed) the database. Raises LedgerError naming the path when it cannot be
-        opened, is not writable, or is not a database."""
+    def __init__(self, path: str | Path, wrap_writer: Callable[[sqlite3.Connection], Writer] | None = None) -> None:
+        """Open (creating if needed) the database. ``wrap_writer``, when given, wraps the writing connection once
+        it is open (every statement of :meth:`append` goes through what it returns: a bench's crash points,
+        :mod:`gameserver.crash_points`). Raises LedgerError naming the path when it cannot be opened, is not
+        writable, or is not a database."""
         self.path = str(path)
         self._local = threading.local()
         try:
-            self._db = self._connect()
-            self._db.executescript(SCHEMA)
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.execute("COMMIT")
+            db = self._connect()
+            db.executescript(SCHEMA)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise LedgerError(f"cannot open database {self.path!r} for writing: {exc}") from None
+        self._db: Writer = db if wrap_writer is None else wrap_writer(db)
 
     def _connect(self) -> sqlite3.Connection:
         db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=10.0)
@@ -133,7 +146,7 @@ class SqliteLedger:
             db.execute("ROLLBACK")
             raise LedgerError(f"append of events {events[0].seq}..{events[-1].seq} failed: {exc}") from exc
 
-    def _flush_bets(self, db: sqlite3.Connection, bets: list[tuple[object, ...]], wallets: dict[str, int]) -> None:
+    def _flush_bets(self, db: Writer, bets: list[tuple[object, ...]], wallets: dict[str, int]) -> None:
         if bets:
             db.executemany(
                 "INSERT INTO bets(bet_id, client_bet_id, round_id, player_id, placed_at, bet_type, wagered, "
@@ -150,7 +163,7 @@ class SqliteLedger:
                 raise LedgerError(f"no wallet for players {sorted(set(wallets) - known)}")
             wallets.clear()
 
-    def _apply(self, db: sqlite3.Connection, e: Event) -> None:
+    def _apply(self, db: Writer, e: Event) -> None:
         d = e.data
         if e.kind is EventKind.WALLET_OPENED:
             db.execute("INSERT INTO wallets(player_id, balance) VALUES (?, ?)", (d["player_id"], d["balance"]))
@@ -180,7 +193,7 @@ class SqliteLedger:
             )
             self._settle_lines(db, e, "result != 'pending'")
 
-    def _settle_lines(self, db: sqlite3.Connection, e: Event, guard: str) -> None:
+    def _settle_lines(self, db: Writer, e: Event, guard: str) -> None:
         for line in e.data["bets"]:
             cur = db.execute(
                 f"UPDATE bets SET result = ?, returned = ?, balance_after = ?, settled_at = ? "
@@ -192,7 +205,7 @@ class SqliteLedger:
             self._set_wallet(db, line["player_id"], line["balance_after"])
 
     @staticmethod
-    def _set_wallet(db: sqlite3.Connection, player_id: str, balance: int) -> None:
+    def _set_wallet(db: Writer, player_id: str, balance: int) -> None:
         cur = db.execute("UPDATE wallets SET balance = ? WHERE player_id = ?", (balance, player_id))
         if cur.rowcount != 1:
             raise LedgerError(f"no wallet for player {player_id!r}")

@@ -214,15 +214,17 @@ class Rig(BenchClock):
         self.alterations.append(alteration)
         return alteration
 
-    def kill_server(self, kill: Callable[[], None]) -> None:
+    def kill_server(self, kill: Callable[[], None], write: str = "") -> None:
         """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``. In play:
         the rounds the rig opened that the server has not ended as last read (it is not asked again here: it may be
         down already; a round it ended unread counts in play, and the judge then finds its end was not a
-        cancellation made on restart)."""
+        cancellation made on restart). ``write``: what the server was writing when it died at a crash point
+        (``kill`` then does nothing: it is dead already)."""
         ended = self._server_rounds.ends
         in_play = tuple(rid for rid in self.opened if rid not in ended)
-        self.kills.append(Kill(self.now, in_play))
-        self.note("harness", "kill -9 the server", ", ".join(f"round {r} in play" for r in in_play))
+        self.kills.append(Kill(self.now, in_play, write))
+        detail = ", ".join(f"round {r} in play" for r in in_play) + (f"; died writing {write}" if write else "")
+        self.note("harness", "kill -9 the server", detail)
         kill()
 
     def player_disconnected(self, player: str, detail: str = "") -> None:
@@ -334,14 +336,21 @@ class Rig(BenchClock):
         round_id: str | None = None,
     ) -> BetReply:
         """Send one bet with this client bet id (a retry when it was sent before) and record it for the judge: its
-        reply, when it left, the round in play and whether the table had closed betting. Raises AdapterError only
-        when the server cannot be reached."""
+        reply, when it left, the round in play and whether the table had closed betting. Raises AdapterError when
+        the server could not take it; when the server answered that it failed (``unavailable``: its engine stopped)
+        the bet is recorded first, as refused with that code (a retry of a confirmed bet must not fail, IDEM-1)."""
         closed_rounds = self._closed_at_table()
         sent_at, in_play = self.now, self.current_round()
-        if round_id is None:
-            reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
-        else:
-            reply = self.adapter.place_bet_for_round(player, client_id, bet_type, stake, round_id)
+        try:
+            if round_id is None:
+                reply = self.adapter.place_bet(player, client_id, bet_type, stake, lose_reply=lose_reply)
+            else:
+                reply = self.adapter.place_bet_for_round(player, client_id, bet_type, stake, round_id)
+        except AdapterError as exc:
+            if exc.code == "unavailable":
+                failed = BetReply(player, client_id, bet_type, stake, False, not lose_reply, code=exc.code)
+                self.sent.append(SentBet(failed, False, sent_at, in_play))
+            raise
         # Judged for the round the server put the bet in: was betting already closed at the table for that
         # round when the bet left? (A round the table has not seen open yet cannot have been closed there.)
         sim = self.driver.rounds.get(reply.round_id) if reply.round_id else None

@@ -37,6 +37,7 @@ from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
 from harness.cert.steps.context import NOT_APPLICABLE, CertContext, not_applicable
+from harness.cert.steps.explore import ExploreOptions
 from harness.errors import AdapterError
 from harness.judge.checks import CheckLog, ClauseFailure
 from harness.judge.oracle import Verdict
@@ -51,6 +52,7 @@ STEP_MODULES = (
     "harness.cert.steps.devices",  # features/devices.feature (forged, replayed and noisy device frames)
     "harness.cert.steps.money",  # features/limits, idempotency, corrections, refunds, records, atomicity
     "harness.cert.steps.timing",  # features/errors.feature (deadlines across pauses)
+    "harness.cert.steps.explore",  # features/exploration.feature (generative certification)
 )
 TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
@@ -73,6 +75,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--dialect", default=None, help="device dialect instead of the bench file's (xocdia-hil dialects)")
     group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
     group.addoption("--feed", default="", help="append every scenario's bench event feed to this JSON Lines file")
+    group.addoption("--explore", type=int, default=None, help="tables every exploration step plays (certify --explore)")
+    group.addoption("--explore-seed", type=int, default=None, help="the root seed of every exploration step")
     group.addoption(
         "--scenario-timeout",
         type=float,
@@ -155,6 +159,18 @@ def cert(request: pytest.FixtureRequest, bench: Bench, clause_checks: CheckLog) 
             for name, body in context.evidence(final).items():
                 ALLURE.attach(body, name=name, attachment_type=allure.attachment_type.TEXT)
                 print(f"----- {name} -----\n{body}")  # captured: pytest shows it only when the scenario fails
+
+
+@pytest.fixture
+def explore_options(pytestconfig: pytest.Config) -> ExploreOptions:
+    """``--explore``/``--explore-seed`` for the exploration steps; failing tables go to ``explored/`` of the
+    clause-matrix folder (the report folder of ``certify``)."""
+    folder = str(pytestconfig.getoption("--clause-matrix") or "")
+    return ExploreOptions(
+        pytestconfig.getoption("--explore"),
+        pytestconfig.getoption("--explore-seed"),
+        Path(folder) / "explored" if folder else None,
+    )
 
 
 @pytest.fixture

@@ -45,6 +45,7 @@ CERTIFY_EXTRA = {
     "allure": "allure-pytest",
     "xdist": "pytest-xdist",
     "pytest_timeout": "pytest-timeout",
+    "hypothesis": "hypothesis",  # the exploration's state machine (features/exploration.feature)
 }
 
 
@@ -72,6 +73,14 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help="wall seconds a scenario may take before it fails by timeout (0: no limit; default 300)",
     )
+    p.add_argument(
+        "--explore",
+        type=non_negative_int,
+        default=None,
+        metavar="N",
+        help="random tables each exploration scenario plays, judged by the whole judge (default: the scenario's own)",
+    )
+    p.add_argument("--seed", type=non_negative_int, default=None, help="root seed of the exploration (with --explore)")
     p.add_argument("--json", action="store_true", help="print the clause coverage and results as one JSON object")
     add_dialect_option(p)
     add_feed_options(p, pace=False)
@@ -126,8 +135,14 @@ def run(args: argparse.Namespace) -> int:
         cmd += ["--dialect", args.dialect]
     if workers:
         cmd += ["-n", str(workers), "--dist", "worksteal"]  # an idle worker takes queued scenarios from a busy one
+    if args.explore is not None:
+        cmd += ["--explore", str(args.explore)]
+    if args.seed is not None:
+        cmd += ["--explore-seed", str(args.seed)]
     if args.scenario_timeout is not None:
         cmd += ["--scenario-timeout", str(args.scenario_timeout)]
+    elif args.explore is not None:
+        cmd += ["--scenario-timeout", "0"]  # an exploration of N tables takes as long as N tables take
     env = dict(os.environ)
     env.setdefault("COLUMNS", "240")  # room on pytest's FAILED lines for the failure's first line: its [clause]
     if args.features:

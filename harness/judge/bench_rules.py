@@ -80,13 +80,26 @@ def adjust(
         bowl = missed_before(alts, "BOWL", "BowlOn")
         shake = missed_before(alts, "SHAKER", "ShakeEnd")
         events = table.get(exp.round, [])
-        if bowl is not None and _after(events, BowlPlaced, bowl):
+        end = ends.get(rid)
+        lift = missed_before(alts, "BOWL", "BowlOff")
+        if exp.status == RoundStatus.CANCELLED and end is not None and end.kind == RoundEventKind.CANCELLED:
+            pass  # the table's own cancellation (a pause not resolved) came first: a lost report changes nothing
+        elif bowl is not None and _after(events, BowlPlaced, bowl):
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="PROC-2")
         elif shake is not None and _after(events, ShakeEnded, shake) and exp.status != RoundStatus.VOID:
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="GP-2")
+        void = out[rid].status == RoundStatus.VOID
+        if lift is not None and void and end is not None and end.kind == RoundEventKind.CANCELLED:
+            # the lift was never reported: the server cannot finish the round to void it, and a pause not resolved
+            # cancels it (every bet refunded either way)
+            out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
         span = pauses.get(rid)
         cause = pause_cause(alts, _bench_time(obs, span.spans[0][0])) if span is not None else ""
         if cause and span is not None and span.unresolved and out[rid].status == RoundStatus.SETTLED:
+            out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
+    for rid in set(obs.supervisor_paused):  # the harness's own pause, never resumed: cancelled at its timeout
+        span, exp = pauses.get(rid), out.get(rid)
+        if span is not None and span.unresolved and exp is not None and exp.status == RoundStatus.SETTLED:
             out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
     for rid in in_play_at_kill:
         end = ends.get(rid)
@@ -99,6 +112,29 @@ def adjust(
         if exp is not None and exp.status == RoundStatus.SETTLED:
             out[rid] = replace(exp, corrected=faces)
     return out
+
+
+def crashed_writes(obs: Observation) -> frozenset[str]:
+    """The rounds the server died writing the end of (a crash point: a :class:`~harness.judge.timeline.Kill` with
+    ``write``)."""
+    return frozenset(rid for kill in obs.kills if kill.write for rid in kill.in_play)
+
+
+def as_atomicity(diffs: Sequence[Difference], crashed: frozenset[str], whole: bool = False) -> list[Difference]:
+    """``diffs`` with every difference of a ``crashed`` round (every one, ``whole``: a balance of a player with a
+    bet in one) named ATOM-1: after a crash inside the write that ends a round, the round is settled or refunded as
+    a whole and every record agrees with its balance; what is wrong there is the write's."""
+    if not crashed:
+        return list(diffs)
+    return [replace(d, clause="ATOM-1") if whole or d.round in crashed else d for d in diffs]
+
+
+def check_atomicity(crashed: frozenset[str], diffs: Sequence[Difference], checks: list[Check]) -> None:
+    """One check of ATOM-1 per crashed round: it fails when a difference of ATOM-1 was found on the round or on a
+    balance."""
+    for rid in sorted(crashed):
+        wrong = any(d.clause == "ATOM-1" and d.round in (rid, "") for d in diffs)
+        checks.append(Check("ATOM-1", f"round {rid}: all or nothing after a crash inside its ledger write", not wrong))
 
 
 def _reshake_clause(events: Sequence[Event]) -> str:
@@ -202,12 +238,26 @@ def _pause_timeout(
     return []
 
 
+def _resumed_before(pauses: Mapping[str, Pauses], rid: str, t: float) -> bool:
+    """Whether a round other than ``rid`` was paused and resumed before ``t``."""
+    return any(
+        other != rid and any(r is not None and r <= t + CLOCK_EPSILON_S for _, r in span.spans)
+        for other, span in pauses.items()
+    )
+
+
 def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
     """The betting period of each round the bench opened (module :mod:`harness.judge.timeline`); nothing is
-    checked when the server's clock is not the bench's or the configured period is unknown."""
+    checked when the server's clock is not the bench's or the configured period is unknown.
+
+    A period cut short names ERR-2 when a pause came into it: one of the round's own, or one resumed in an earlier
+    round (after a pause "the round resumes and continues as usual": what it cost is never taken from a later
+    round); else GP-3."""
     if not obs.server_clock_is_sim or obs.timing is None:
         return []
     betting = obs.timing.betting_s
+    ends = first_ends(obs.server_events)
+    carried: dict[str, bool] = {}  # round -> an earlier round's pause was resumed before it opened
     opened: dict[str, float] = {}
     closes: dict[str, float] = {}
     out: list[Difference] = []
@@ -219,20 +269,25 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
         if event.kind == RoundEventKind.OPENED and rid not in opened:
             opened[rid] = event.at
             closes[rid] = event.at + betting + span.during(event.at, event.at + betting)
+            carried[rid] = _resumed_before(pauses, rid, event.at)
             said = announced_close(event)
             ok = said is None or abs(said - (event.at + betting)) <= CLOCK_EPSILON_S
-            checks.append(Check("GP-3", f"round {rid}: the betting period announced at the opening", ok))
+            clause = "ERR-2" if carried[rid] else "GP-3"
+            checks.append(Check(clause, f"round {rid}: the betting period announced at the opening", ok))
             if not ok:
                 want = f"closes at {event.at + betting:.3f} ({betting:g} s)"
-                out.append(_difference(rid, "", "GP-3", "betting period announced", want, f"closes at {said:.3f}"))
+                out.append(_difference(rid, "", clause, "betting period announced", want, f"closes at {said:.3f}"))
         elif event.kind == RoundEventKind.RESUMED and rid in opened:
             said = announced_close(event)
-            if said is not None and said < closes[rid] - CLOCK_EPSILON_S:
-                want = f"closes at {closes[rid]:.3f} (the betting time left at the pause given back)"
+            start = opened[rid]
+            before = Pauses(tuple(p for p in span.spans if p[1] is not None and p[1] <= event.at + CLOCK_EPSILON_S))
+            due = start + betting + before.during(start, start + betting)  # the pauses resumed so far given back
+            if said is not None and said < due - CLOCK_EPSILON_S:
+                want = f"closes at {due:.3f} (the betting time left at the pause given back)"
                 out.append(_difference(rid, "", "ERR-2", "betting period after the resume", want, f"{said:.3f}"))
                 checks.append(Check("ERR-2", f"round {rid}: the betting time left at the pause given back", False))
         elif event.kind == RoundEventKind.CLOSED and rid in opened:
-            clause = "ERR-2" if span.during(opened[rid], opened[rid] + betting) else "GP-3"
+            clause = "ERR-2" if span.during(opened[rid], opened[rid] + betting) or carried[rid] else "GP-3"
             ok = event.at >= closes[rid] - CLOCK_EPSILON_S
             checks.append(Check(clause, f"round {rid}: betting closed no sooner than {closes[rid]:.3f}", ok))
             if not ok:
@@ -245,9 +300,12 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
             continue
         span = pauses.get(rid, Pauses(()))
         open_then = opened[rid] - CLOCK_EPSILON_S <= sent.sent_at < closes[rid] - CLOCK_EPSILON_S
-        if not open_then or span.covers(sent.sent_at):
+        end = ends.get(rid)
+        ended = end is not None and end.at <= sent.sent_at + CLOCK_EPSILON_S  # ended early (a cancel, a void)
+        killed = any(rid in kill.in_play and kill.t <= sent.sent_at for kill in obs.kills)  # cancelled on restart
+        if not open_then or span.covers(sent.sent_at) or ended or killed:
             continue
-        clause = "ERR-2" if span.during(opened[rid], sent.sent_at) else "GP-3"
+        clause = "ERR-2" if span.during(opened[rid], sent.sent_at) or carried.get(rid) else "GP-3"
         checks.append(Check(clause, f"round {rid}: a bet sent while betting was open", False))
         what = f"bet of {reply.player_id} sent at {sent.sent_at:.3f}, betting open until {closes[rid]:.3f}"
         out.append(_difference(rid, "", clause, what, "accepted", f"refused ({reply.code})"))

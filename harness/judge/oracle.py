@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 from harness.judge.bench_rules import (
     adjust,
     altered,
+    as_atomicity,
+    check_atomicity,
     check_disconnections,
     check_idempotency,
     check_pauses,
     check_timing,
+    crashed_writes,
     device_clauses,
     late_frame_clause,
 )
@@ -161,22 +164,25 @@ def judge(obs: Observation) -> Verdict:
     expected = adjust(obs, expected, pauses)
     checks: list[Check] = []
     timeline = check_pauses(obs, pauses, checks) + check_timing(obs, pauses, checks)
-    rounds = timeline + _check_rounds(obs, expected, checks)
+    crashed = crashed_writes(obs)
+    rounds = as_atomicity(timeline + _check_rounds(obs, expected, checks), crashed)
     grouping = _Grouping(rounds)
     bets = 0
     players: list[Difference] = []
     for player in sorted({*obs.records, *obs.opening, *obs.balances}):
         rows = obs.records.get(player, ())
         bets += len(rows)
-        player_bets = _check_bets(rows, expected, obs.server_events, checks)
+        player_bets = as_atomicity(_check_bets(rows, expected, obs.server_events, checks), crashed)
         grouping.add_bets(player_bets)
         balance = _check_balance(player, rows, expected, obs, checks)
+        balance = as_atomicity(balance, crashed, whole=any(row.round_id in crashed for row in rows))
         grouping.add_balance(balance, player_bets)
         players += player_bets + balance
     sent = _check_sent(obs, checks) + check_idempotency(obs, checks)
     check_disconnections(obs, rounds + players + sent, checks)
     grouping.add_roots(sent)
     diffs = rounds + players + sent
+    check_atomicity(crashed, diffs, checks)
     return Verdict(tuple(diffs), len(expected), bets, expected, grouping.findings(), tuple(checks))
 
 
@@ -318,8 +324,9 @@ def _check_round(
     reasons: Sequence[ReshakeReason],
     late: str = "",
 ) -> list[Difference]:
-    """The differences of one round's end (at most one, then the re-shake count of a settled round). ``late``: the
-    clause (DEV-1, DEV-2) of a report the bench forged or replayed whose faces the server settled on."""
+    """The differences of one round's end (the re-shake count of a settled round first, since a re-shake the server
+    skipped or made without cause explains the outcome it then settled on; then the outcome or the clause).
+    ``late``: the clause (DEV-1, DEV-2) of a report the bench forged or replayed whose faces the server settled on."""
     if end is None:
         return [Difference(rid, "", exp.clause, "round end", _describe(exp), "no end reported")]
     if exp.status == UNFINISHED:
@@ -336,14 +343,14 @@ def _check_round(
             clause = _ended_instead(clause, end, reshakes, reasons)
         return [Difference(rid, "", clause, "round status", _describe(exp), _describe_event(end))]
     out: list[Difference] = []
+    if exp.status == RoundStatus.SETTLED and reshakes != exp.reshakes:  # first: a skipped re-shake explains the rest
+        clause = _reshake_clause(reasons, reshakes)
+        out.append(Difference(rid, "", clause, "re-shakes", str(exp.reshakes), str(reshakes)))
     if exp.status == RoundStatus.SETTLED and end.faces != exp.faces:
         clause = late or ("SH-1" if exp.overlap else "EQ-3")
         out.append(Difference(rid, "", clause, "outcome", exp.faces, end.faces))
     elif exp.status != RoundStatus.SETTLED and end.clause != exp.clause:
         out.append(Difference(rid, "", exp.clause, "clause", exp.clause, end.clause or "(none)"))
-    if exp.status == RoundStatus.SETTLED and reshakes != exp.reshakes:
-        clause = _reshake_clause(reasons, reshakes)
-        out.append(Difference(rid, "", clause, "re-shakes", str(exp.reshakes), str(reshakes)))
     return out
 
 

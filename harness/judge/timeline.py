@@ -7,7 +7,8 @@ device reports, retries bets. What a correct server must do then is decided here
 
 - **Kills** (:class:`Kill`): a round in play when the bench killed the server may be cancelled on restart (ERR-3,
   every bet refunded) or settled as the table says (ATOM-1: all or nothing); rounds before and after are judged
-  as usual.
+  as usual. When the server died inside the ledger write that ends a round (a crash point), whatever is then
+  wrong with that round, its bets or the balances of its players is the write's: a difference of ATOM-1.
 - **Corrections**: the bets of a round whose outcome the supervisor corrected (accepted) are due on the corrected
   faces (COR-1).
 - **Altered reports** (:class:`Alteration`): a lost ``BOWL ON`` before the bowl went on makes the round void
@@ -52,10 +53,13 @@ CONFLICT_CODES = frozenset({"idempotency_conflict"})
 
 @dataclass(frozen=True, slots=True)
 class Kill:
-    """The bench killed the server at bench time ``t``; ``in_play``: the server round ids open (not ended) then."""
+    """The bench killed the server at bench time ``t``; ``in_play``: the server round ids open (not ended) then;
+    ``write``: what the server was writing when it died, when the bench made it die inside a ledger write (a crash
+    point: the end of a round in ``in_play``), else ""."""
 
     t: float
     in_play: tuple[str, ...]
+    write: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,28 +97,35 @@ class Timing:
 
 def lost_result(alterations: Iterable[Alteration], until: float | None = float("inf")) -> bool:
     """Whether the round's deciding read had not reached the server by bench time ``until``: the reader's results
-    were missed from some moment and no result was sent in their place before ``until``. ``until`` None: the
+    were missed from some moment and no result was sent in their place before ``until``, or one sent in their place
+    was still held back then (a later read, delayed past ``until``). ``until`` None: the
     moment is on another clock than the bench's (a server with a clock of its own), so a result sent in their
     place cannot be ordered with it: any miss counts."""
     missed: float | None = None
+    in_time = held = False
     for alt in alterations:
         if alt.kind == "miss" and alt.source == "READER" and alt.message in ("Result", "deciding Result"):
             missed = alt.t if missed is None else min(missed, alt.t)
         elif alt.kind == "queued" and alt.source == "READER" and alt.message == "Result" and missed is not None:
-            in_time = until is not None and alt.t < until
-            if in_time:
-                return False  # a result sent in their place in time: a delay, not a loss
-    return missed is not None
+            if until is not None and alt.t < until:
+                in_time = True  # a result sent in their place in time: a delay, not a loss
+            else:
+                held = True  # a read still held back at ``until`` (a later shake's, delayed past it)
+    return missed is not None and (held or not in_time)
 
 
 def pause_cause(alterations: Sequence[Alteration], paused_at: float | None = float("inf")) -> str:
     """The clause under which the bench's alterations of a round make a pause at ``paused_at`` due (PROC-1 for a
-    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then; ``paused_at``
+    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then or a lift
+    report lost before it; ``paused_at``
     None: on another clock, :func:`lost_result`), or "" when they make none."""
     if any(a.kind == "queued" and a.message == "ReaderRearranged" for a in alterations):
         return "PROC-1"
     if lost_result(alterations, paused_at):
         return "ERR-1"
+    lift = missed_before(alterations, "BOWL", "BowlOff")
+    if lift is not None and (paused_at is None or lift <= paused_at + CLOCK_EPSILON_S):
+        return "ERR-1"  # the lift was never reported: no read can decide the round, a pause is due
     return ""
 
 

@@ -29,7 +29,7 @@ CASES = {
     "pause-time-taken-off-the-next-round": (
         "errors.feature",
         "A pause in round 1 takes nothing off round 2's betting period",
-        "GP-3",
+        "ERR-2",
     ),
     "result-pause-settled-not-cancelled": (
         "errors.feature",
@@ -82,6 +82,11 @@ CASES = {
         "devices.feature",
         "Noise on the shaker line changes neither the outcome nor the money, and is counted",
         "DEV-3",
+    ),
+    "settlement-split-over-two-commits": (
+        "atomicity.feature",
+        "The server dies after 5 statements of the settlement's write",
+        "ATOM-1",
     ),
     "refund-is-the-players-whole-stake-in-the-round": (
         "refunds.feature",

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Protocol, Self, runtime_checkable
 
 import simpy
 
@@ -24,6 +24,7 @@ __all__ = [
     "AdapterError",
     "BetRecordRow",
     "BetReply",
+    "CrashPoints",
     "GameServerAdapter",
     "PlayerSpec",
     "RoundEvent",
@@ -57,6 +58,29 @@ class ServerSetup:
     heartbeat_s: float
     lines: Mapping[str, LineSpec] = field(default_factory=dict)
     auto_open: bool = False
+
+
+@runtime_checkable
+class CrashPoints(Protocol):
+    """An optional capability: the adapter can make its server die, as a kill -9 would, between two statements of
+    the ledger write that ends a round (ATOM-1; docs/adapters.md, "Crash points"). The adapter can also kill and
+    restart its server (``kill_server``, ``restart_server``, ``server_up``)."""
+
+    def arm_crash(self, round_id: str, after: int) -> None:
+        """Die just before statement ``after + 1`` of the write that records the end of ``round_id`` (or a
+        correction of it); a write of ``after`` statements or fewer completes and spends the point.
+
+        Raises:
+            AdapterError: ``not_supported`` when this server, as configured, has no such points.
+        """
+
+    @property
+    def crash_armed(self) -> bool:
+        """True while an armed point waits for its write (False once the server died at it or the write passed)."""
+
+    @property
+    def server_up(self) -> bool:
+        """False between a kill (or the crash) and the restart."""
 
 
 class GameServerAdapter(ABC):

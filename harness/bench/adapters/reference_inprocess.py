@@ -5,9 +5,11 @@ server link (``gameserver.protocol``, ``gameserver.link``) read the device lines
 and each line's ``gameserver.device_clock.DeviceClock`` turns a frame's device time into sim time:
 table events travel as encoded frames through both codecs, as on a real bench. A grid timer
 (:mod:`harness.bench.gridtimer`) services the lines on the grid of :data:`SERVICE_S` sim seconds, only at the points
-where input arrived or a deadline is due: it feeds reports to the engine, ticks it, stores its events in an
-in-memory ledger and sends the lamp commands the events call for (``gameserver.gateway.lamp_command``). Fault
-injection kills and restarts it (``harness.faults.fault_adapters``; :class:`InProcessAdapter`).
+where input arrived or a deadline is due: it feeds reports to the engine, ticks it, stores its events in the
+server's SQLite ledger (``gameserver.sqlite_ledger``, a file in the rig's work folder, as the server process keeps
+one; option ``ledger: memory`` keeps them in memory instead) and sends the lamp commands the events call for
+(``gameserver.gateway.lamp_command``). Fault injection kills and restarts it (``harness.faults.fault_adapters``;
+:class:`InProcessAdapter`), and a crash point makes it die inside a ledger write (:meth:`InProcessAdapter.arm_crash`).
 
 The import contracts keep ``gameserver`` out of the judge, the shared records, the errors and the wire
 (docs/architecture.md); this adapter and its line ends import it.
@@ -18,18 +20,21 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import simpy
 
+from gameserver.crash_points import CrashingConnection, ServerCrash
 from gameserver.engine import RoundEngine
-from gameserver.events import EventKind, ReportKind, TableReport
+from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.gateway import lamp_command
-from gameserver.ledger import InMemoryLedger
+from gameserver.ledger import InMemoryLedger, Ledger
 from gameserver.model import EngineConfig, Rejection
 from gameserver.players import Sessions, bet_record
 from gameserver.protocol import BadFrame
+from gameserver.sqlite_ledger import LedgerError, SqliteLedger
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
@@ -44,6 +49,11 @@ SERVICE_S = 0.005  # sim seconds between two grid points of the line service
 # the engine's event kinds that can be round events; every kind with a lamp command is one (``lamp_command``)
 _ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
 _BET_ACCEPTED = EventKind.BET_ACCEPTED
+#: The events whose ledger write a crash point interrupts: a round's end and a correction of it.
+_CRASH_WRITES = frozenset(
+    {EventKind.ROUND_SETTLED, EventKind.ROUND_VOIDED, EventKind.ROUND_CANCELLED, EventKind.ROUND_CORRECTED}
+)
+LEDGERS = ("sqlite", "memory")  # the values of the ``ledger`` option
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -52,7 +62,11 @@ class InProcessAdapter(GameServerAdapter):
 
     :meth:`kill_server` stops the server as a kill -9 would (only the ledger survives), :meth:`restart_server`
     starts a new one on the ledger (a round in progress is cancelled, ERR-3), :attr:`server_up` says which; every
-    player and supervisor call raises ``AdapterError("unreachable")`` in between.
+    player and supervisor call raises ``AdapterError("unreachable")`` in between. :meth:`arm_crash` makes the server
+    die between two statements of the ledger write that ends a round (ATOM-1).
+
+    Options: ``ledger``: ``sqlite`` (default: the server's own SQLite ledger in a file of the rig's work folder) or
+    ``memory`` (``gameserver.ledger.InMemoryLedger``: no file, no crash points).
     """
 
     clock_is_sim_time = True  # the engine's clock is ``env.now``
@@ -61,7 +75,16 @@ class InProcessAdapter(GameServerAdapter):
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._engine: RoundEngine | None = None
-        self._ledger = InMemoryLedger()
+        kind = str(self.options.get("ledger", "sqlite"))
+        if kind not in LEDGERS:
+            raise AdapterError("bad_option", f"server.options.ledger: {kind!r}; expected one of {', '.join(LEDGERS)}")
+        self._ledger_kind = kind
+        self._ledger: Ledger = InMemoryLedger()
+        self._ledger_path: Path | None = None
+        self._writer: CrashingConnection | None = None  # the SQLite ledger's writing connection
+        self._crash_at: tuple[int, int] | None = None  # (round, statements) of the armed crash point
+        self.crash: ServerCrash | None = None  # the crash point the server died at, since the last arm_crash
+        self.failure: str | None = None  # why the engine stopped (its ledger refused a write), until a restart
         self._ports: list[ServerPort] = []
         self._events: list[RoundEvent] = []
         self._connected: set[str] = set()
@@ -85,6 +108,9 @@ class InProcessAdapter(GameServerAdapter):
             pause_timeout_s=setup.pause_timeout_s,
             result_timeout_s=setup.result_timeout_s,
         )
+        if self._ledger_kind == "sqlite":
+            self._ledger_path = setup.workdir / "ledger.sqlite"
+            self._ledger = self._open_ledger()
         self._engine = RoundEngine(config, lambda: float(env.now))
         for player in setup.players:
             self._engine.open_wallet(player.player_id, player.balance)
@@ -101,6 +127,22 @@ class InProcessAdapter(GameServerAdapter):
     def stop(self) -> None:
         for port in self._ports:
             port.transport.close()
+        self._close_ledger()
+
+    def _open_ledger(self) -> Ledger:
+        """Open the SQLite ledger file, its writer wrapped for crash points, as a starting server process does."""
+        assert self._ledger_path is not None
+        return SqliteLedger(self._ledger_path, wrap_writer=self._wrap_writer)
+
+    def _wrap_writer(self, db: Any) -> CrashingConnection:
+        self._writer = CrashingConnection(db)
+        return self._writer
+
+    def _close_ledger(self) -> None:
+        """Close the SQLite ledger's connections (a dead process's are gone; what it committed stays)."""
+        if isinstance(self._ledger, SqliteLedger):
+            with contextlib.suppress(Exception):
+                self._ledger.close()
 
     @property
     def engine(self) -> RoundEngine:
@@ -135,6 +177,8 @@ class InProcessAdapter(GameServerAdapter):
         if self._timer is not None:
             self._timer.stop()
         self._connected.clear()  # a killed server runs no code for the connections it loses
+        self._crash_at = None
+        self._close_ledger()
 
     def restart_server(self) -> None:
         """Start a new server on the ledger, as a new process would: the engine is rebuilt from the ledger's
@@ -151,10 +195,14 @@ class InProcessAdapter(GameServerAdapter):
         env = self._env
         if env is None or self._engine is None:
             raise AdapterError("not_started", "the in-process server was not started")
+        if self._ledger_path is not None:
+            self._ledger = self._open_ledger()
+            self._events = self._durable_events()
         engine = RoundEngine(self._engine.config, lambda: float(env.now), self._ledger.snapshot())
         engine.recover_after_restart()
         self._engine = engine
         self._sessions = Sessions()  # a new process: nobody is connected yet
+        self.failure = None
         now = float(env.now)
         for port in self._ports:
             port.reopen(now)
@@ -162,9 +210,78 @@ class InProcessAdapter(GameServerAdapter):
         self._flush()
         self._start_service(env)
 
+    def _durable_events(self) -> list[RoundEvent]:
+        """The round events in the ledger's log (what a restarted server reports: what its ledger committed)."""
+        out: list[RoundEvent] = []
+        after, self._logged = 0, 0
+        while page := self._ledger.events(after=after, limit=1000):
+            for event in page:
+                normal = round_event(event.to_json()) if event.kind in _ROUND_KINDS else None
+                if normal is not None:
+                    out.append(normal)
+            after = page[-1].seq
+            self._logged += len(page)
+        return out
+
+    # ------------------------------------------------------------------ crash points (ATOM-1)
+    def arm_crash(self, round_id: str, after: int) -> None:
+        """Arm a crash point: the server dies, as a kill -9 would, just before statement ``after + 1`` of the
+        ledger write that records the end of round ``round_id`` (settled, void or cancelled) or a correction of it
+        (statements: ``BEGIN``, each ``INSERT``/``UPDATE``, ``COMMIT``; :mod:`gameserver.crash_points`). Once it
+        died, :attr:`crash` says where and the server is down as after :meth:`kill_server`; a write of ``after``
+        statements or fewer completes, and the point is spent with :attr:`crash` None.
+
+        Raises:
+            AdapterError: ``not_supported`` with ``ledger: memory`` (no statements to die between).
+        """
+        if self._ledger_path is None:
+            raise AdapterError("not_supported", "crash points need the SQLite ledger (server.options.ledger: sqlite)")
+        if after < 0:
+            raise AdapterError("bad_request", f"crash point after {after} statements: expected 0 or more")
+        self._crash_at = (int(round_id), after)
+        self.crash = None
+
+    @property
+    def crash_armed(self) -> bool:
+        """True while an armed crash point waits for its write."""
+        return self._crash_at is not None
+
+    def _append(self, events: Sequence[Event]) -> bool:
+        """Store ``events`` in the ledger, through the armed crash point when this write is its write. Returns
+        False when the server died in it (it is then down: :meth:`kill_server`) or the ledger refused the write:
+        memory and disk then disagree, and the engine stops as the server process's does (``gameserver.service``):
+        the lines are no longer serviced and every later call fails ``unavailable`` (:attr:`failure`) until a
+        restart rebuilds it from the ledger."""
+        point, writer = self._crash_at, self._writer
+        hit = point is not None and any(e.round_id == point[0] and e.kind in _CRASH_WRITES for e in events)
+        if point is not None and writer is not None and hit:
+            self._crash_at = None
+            writer.arm(point[1])
+        try:
+            self._ledger.append(events)
+        except ServerCrash as crash:
+            self.crash = crash
+            self.kill_server()
+            return False
+        except LedgerError as exc:
+            self.failure = f"ledger write failed: {exc}"
+            if self._timer is not None:
+                self._timer.stop()
+            return False
+        finally:
+            if writer is not None and writer.armed:
+                writer.disarm()
+        return True
+
     def _require_up(self) -> None:
         if not self._up:
             raise AdapterError("unreachable", "the server is down (killed)")
+
+    def _require_running(self) -> None:
+        """Up, and its engine still running (a call that changes something)."""
+        self._require_up()
+        if self.failure is not None:
+            raise AdapterError("unavailable", f"the game engine is unavailable: {self.failure}")
 
     # ------------------------------------------------------------------ the device lines
     def _start_service(self, env: simpy.Environment) -> None:
@@ -184,6 +301,8 @@ class InProcessAdapter(GameServerAdapter):
                 self._service(port, now)
         self.engine.tick()
         self._flush(arm=False)
+        if not self._up or self.failure is not None:  # it died, or its engine stopped, writing what the step did
+            return
         for port in ports:
             self._write(port)
         self._lines_written(now)
@@ -255,9 +374,8 @@ class InProcessAdapter(GameServerAdapter):
         the lines, the transports and the engine arms the service where it happens (:meth:`_on_input`, the end of
         :meth:`_service_all`, this method): so they arm nothing."""
         events = self.engine.drain()
-        if not events:
+        if not events or not self._append(events):
             return
-        self._ledger.append(events)
         self._logged += len(events)
         now = float(self._env.now) if self._env is not None else 0.0
         moved = False  # whether an event may have moved a deadline or queued a lamp command
@@ -279,16 +397,29 @@ class InProcessAdapter(GameServerAdapter):
         if arm and moved:
             self._arm()  # (a bet moves no deadline and sends nothing: arming again would arm what is armed)
 
+    def _flush_call(self) -> None:
+        """:meth:`_flush` for a player's or the supervisor's call: when the server died writing what the call did
+        (a crash point), the call fails as a request to a dying server does.
+
+        Raises:
+            AdapterError: ``unreachable``, the server died.
+        """
+        self._flush()
+        if not self._up:
+            raise AdapterError("unreachable", f"the server died while it wrote this call's events ({self.crash})")
+        if self.failure is not None:
+            raise AdapterError("unavailable", f"the game engine is unavailable: {self.failure}")
+
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:
         """Open the player's session on the server (:class:`gameserver.players.Sessions`), as a stream does."""
-        self._require_up()
+        self._require_running()
         if self.engine.wallets.get(player_id) is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
         if player_id not in self._connected:
             self._connected.add(player_id)
             self._sessions.opened(self.engine, player_id)
-            self._flush()
+            self._flush_call()
 
     def disconnect(self, player_id: str) -> None:
         """Drop the session: the server runs its end-of-connection code, as when a stream drops (not when down)."""
@@ -313,19 +444,19 @@ class InProcessAdapter(GameServerAdapter):
     def _place(
         self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: int | None, lose_reply: bool
     ) -> BetReply:
-        self._require_up()
+        self._require_running()
         if player_id not in self._connected:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
         confirmed = not lose_reply
         try:
             ack, _replayed = self.engine.place_bet(player_id, client_bet_id, bet_type, stake, round_id)
         except Rejection as exc:
-            self._flush()
+            self._flush_call()
             return BetReply(player_id, client_bet_id, bet_type, stake, False, confirmed, code=exc.code)
         finally:
             if lose_reply:
                 self.disconnect(player_id)
-        self._flush()
+        self._flush_call()
         return BetReply(
             player_id,
             client_bet_id,
@@ -340,7 +471,7 @@ class InProcessAdapter(GameServerAdapter):
         )
 
     def supervise(self, action: str, reason: str = "") -> None:
-        self._require_up()
+        self._require_running()
         engine = self.engine
         try:
             if action == "open":
@@ -356,17 +487,17 @@ class InProcessAdapter(GameServerAdapter):
         except Rejection as exc:
             raise AdapterError(exc.code, exc.message) from None
         finally:
-            self._flush()
+            self._flush_call()
 
     def correct(self, round_id: str, faces: str) -> None:
         """The engine's correction (``RoundEngine.correct``); a rejection is ``AdapterError`` with its code."""
-        self._require_up()
+        self._require_running()
         try:
             self.engine.correct(int(round_id), faces)
         except Rejection as exc:
             raise AdapterError(exc.code, exc.message) from None
         finally:
-            self._flush()
+            self._flush_call()
 
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:

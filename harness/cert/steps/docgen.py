@@ -37,6 +37,7 @@ OTHER_AREAS: tuple[tuple[str, str], ...] = (
         "`atomicity`)",
         "harness.cert.steps.money",
     ),
+    ("Generative certification (`features/exploration.feature`, docs/explore.md)", "harness.cert.steps.explore"),
     (
         "Deadlines: late and lost reports, the time a pause gives back (`features/errors.feature`, "
         "`features/special_handling.feature`, `features/corrections.feature`, `features/rounds.feature`)",

@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_bdd import parsers, then, when
 
+from harness.bench.adapters.base import CrashPoints
 from harness.cert.steps.context import (
     BET_NAMES,
     CertContext,
@@ -143,6 +144,50 @@ def killed_at_end(cert: CertContext, n: int) -> None:
             env.run(until=until)
     rig.run_until(lambda: rig.server_end(rid) is not None, f"the server to end round {n}")
     _restart(cert, adapter)
+
+
+@when(
+    parsers.re(
+        r"the server dies after (?P<k>\d+) statements? of the write that ends round (?P<n>\d+), and is restarted"
+    ),
+    converters={"k": int, "n": int},
+)
+def dies_in_write(cert: CertContext, k: int, n: int) -> None:
+    """Run until the server writes the end of round n (settled, void or cancelled) to its ledger, and kill it, as a
+    kill -9 would, just before statement k + 1 of that write (counting ``BEGIN``, each ``INSERT``/``UPDATE`` and
+    ``COMMIT``: a crash point, docs/adapters.md); a write of k statements or fewer completes and the server is
+    killed right after it. Then restart it on its ledger and connect every player again. Whatever the restart finds,
+    the round must be settled or refunded as a whole (ATOM-1). Not applicable on a bench whose adapter has no
+    crash points.
+
+    Example: When the server dies after 3 statements of the write that ends round 1, and is restarted
+    """
+    adapter: Any = _restartable(cert)
+    if not isinstance(cert.running().adapter, CrashPoints):
+        not_applicable(f"the {cert.bench.name} bench's server adapter has no crash points inside its ledger writes")
+    rig = cert.running()
+    rid = cert.round_id(n)
+    if rig.server_end(rid) is not None:
+        raise AssertionError(f"round {n} has ended already: a crash point goes before the write that ends it")
+    try:
+        adapter.arm_crash(rid, k)
+    except AdapterError as exc:
+        if exc.code == "not_supported":
+            not_applicable(str(exc))
+        raise
+    rig.note("harness", "crash point", f"die after {k} statements of the write that ends round {rid}")
+    rig.run_until(
+        lambda: not adapter.server_up or rig.server_end(rid) is not None, f"the server to write the end of round {n}"
+    )
+    where = f"the end of round {rid}, after {k} statements"
+    if adapter.server_up:  # the write had k statements or fewer: it completed
+        rig.kill_server(adapter.kill_server, write=f"the end of round {rid} (complete)")
+    else:
+        rig.kill_server(lambda: None, write=where)
+    adapter.restart_server()
+    rig.note("harness", "restarted the server")
+    for player in cert.players:
+        adapter.connect(player)
 
 
 @when(parsers.parse("the supervisor corrects round {n:d} to {result}"))

@@ -149,7 +149,8 @@ def player_tries_before_close(cert: CertContext, player: str, money: str, bet: s
         assert seen, f"the table has not seen round {rid} open"
         send_at = seen[0].deadline - max(margin, betting_s / 4)
     assert rig.now <= send_at, f"the bet was due to leave at {send_at:g}, the bench is at {rig.now:g} already"
-    rig.run_for(send_at - rig.now)
+    if send_at > rig.now:
+        rig.run_for(send_at - rig.now)
     cert.replies.append(rig.bet(player, bet_name(bet), amount(money)))
 
 
@@ -209,25 +210,36 @@ def bet_then_drop(cert: CertContext, player: str, money: str, bet: str) -> None:
 
 @when("betting closes")
 def betting_closes(cert: CertContext) -> None:
-    """Wait until the table's lamp shows betting closed for the current round.
+    """Wait until the table's lamp shows betting closed for the current round (or the server has ended the round
+    before it closed: a void or a cancellation leaves nothing to close).
 
     Example: When betting closes
     """
     rig = cert.running()
-    sim = rig.driver.rounds.get(rig.current_round())
-    rig.run_until(lambda: any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth), "betting to close")
+    rid = rig.current_round()
+    sim = rig.driver.rounds.get(rid)
+    rig.run_until(
+        lambda: (
+            any(isinstance(e, BettingClosed) and e.round == sim for e in rig.truth) or rig.server_end(rid) is not None
+        ),
+        "betting to close",
+    )
 
 
 @when("the dealer has finished shaking")
 def shaking_done(cert: CertContext) -> None:
     """Wait until the dealer has completed a shake in the current round (ground truth), plus 0.1 s for the
-    shaker's report to reach the server.
+    shaker's report to reach the server (or until the server has ended the round before any shake was complete).
 
     Example: When the dealer has finished shaking
     """
     rig = cert.running()
-    sim = rig.driver.rounds.get(rig.current_round())
-    rig.run_until(lambda: any(isinstance(e, ShakeEnded) and e.round == sim for e in rig.truth), "a complete shake")
+    rid = rig.current_round()
+    sim = rig.driver.rounds.get(rid)
+    rig.run_until(
+        lambda: any(isinstance(e, ShakeEnded) and e.round == sim for e in rig.truth) or rig.server_end(rid) is not None,
+        "a complete shake",
+    )
     rig.run_for(0.1)
 
 
