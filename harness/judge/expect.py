@@ -47,7 +47,7 @@ class ExpectedBet:
 
 def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[int] = ()) -> dict[int, ExpectedRound]:
     """Per sim round: the expected end, from the table's ``round_ended`` events; a round the harness's supervisor
-    cancelled (the server accepted it) ends cancelled (ERR-3), whatever the table's verdict."""
+    cancelled (the server accepted it) ends cancelled (ERR-3) unless the table voided it."""
     out: dict[int, ExpectedRound] = {}
     overlap: set[int] = set()
     reshakes: dict[int, int] = {}
@@ -67,9 +67,10 @@ def expected_rounds(truth: Iterable[Event], cancelled_by_supervisor: Iterable[in
                 event.reshakes,
                 event.round in overlap and settled,
             )
-    for round_no in cancelled_by_supervisor:  # the server took the cancel, so it had not ended the round: whatever
-        # the table did meanwhile (a verdict reached while the server stood paused), the round ends cancelled
-        out[round_no] = ExpectedRound(round_no, RoundStatus.CANCELLED, "ERR-3", "", reshakes.get(round_no, 0))
+    for round_no in cancelled_by_supervisor:  # the server took the cancel, so it had not settled the round: a table
+        # verdict "settled" reached while the server stood paused gives way; a void verdict stands (a late cancel)
+        if round_no not in out or out[round_no].status == RoundStatus.SETTLED:
+            out[round_no] = ExpectedRound(round_no, RoundStatus.CANCELLED, "ERR-3", "", reshakes.get(round_no, 0))
     return out
 
 

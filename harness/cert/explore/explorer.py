@@ -128,7 +128,7 @@ def feature_text(table: Table, bench: Bench, root_seed: int, command: str) -> st
     lines = [
         f"# Found by xocdia-hil certify --explore on bench {bench.name}, seed {root_seed}; shrunk by Hypothesis.",
         f"# Replay: {command}" if command else "# Replay: xocdia-hil certify --bench BENCH --features THIS_FOLDER",
-        f"@explored @clause:{clause}",
+        f"@clause:{clause}",
         f"Feature: A table found by exploration fails {clause}",
         "",
     ]
