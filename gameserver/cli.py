@@ -24,6 +24,7 @@ import uvicorn
 
 from gameserver.api import Api
 from gameserver.config import ConfigError, ServerConfig, load_config
+from gameserver.crash_points import CrashFileLedger
 from gameserver.dialects import DIALECTS, LineConfigError
 from gameserver.events import TableReport
 from gameserver.gateway import DeviceError, DeviceGateway, DevicePort, open_serial
@@ -74,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", help="YAML config file (players, supervisors, engine settings, devices)")
     p.add_argument("--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
+    p.add_argument(
+        "--crash-file",
+        help='test hook: a file whose JSON {"round": R, "after": K} makes the process die before statement K+1 '
+        "of the ledger write that ends round R (crash points, docs/adapters.md)",
+    )
     return p
 
 
@@ -94,7 +100,7 @@ def serve(args: argparse.Namespace) -> int:
         raise StartError(str(exc)) from None
     devices = {**config.devices, **dict(args.device)}
     try:
-        ledger = SqliteLedger(args.db)
+        ledger = CrashFileLedger(args.db, args.crash_file) if args.crash_file else SqliteLedger(args.db)
     except LedgerError as exc:
         raise StartError(str(exc)) from None
     ports: dict[str, DevicePort] = {}

@@ -12,14 +12,32 @@ an uncommitted WAL transaction when the process dies. What was committed before 
 (the write completes and the point is disarmed at its end by the bench, :meth:`disarm`).
 
 The in-process bench wraps its ledger with it (``harness.bench.adapters.reference_inprocess``); the server process
-arms it from its crash-point file (``gameserver.cli --crash-file``, docs/adapters.md).
+arms it from its crash-point file (:class:`CrashFileLedger`, ``xocdia-server --crash-file``, docs/adapters.md).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
+
+from gameserver.events import Event, EventKind
+from gameserver.sqlite_ledger import SqliteLedger
+
+#: The events whose ledger write a crash point interrupts: a round's end and a correction of it.
+CRASH_WRITES = frozenset(
+    {EventKind.ROUND_SETTLED, EventKind.ROUND_VOIDED, EventKind.ROUND_CANCELLED, EventKind.ROUND_CORRECTED}
+)
+#: The exit status of a server process that died at a crash point (as after SIGKILL: 128 + 9).
+CRASH_EXIT = 137
+
+
+def writes_end_of(events: Sequence[Event], round_id: int) -> bool:
+    """Whether ``events`` hold the end (or a correction) of round ``round_id``: the write a crash point waits for."""
+    return any(e.round_id == round_id and e.kind in CRASH_WRITES for e in events)
 
 
 class ServerCrash(BaseException):
@@ -101,3 +119,48 @@ class CrashingConnection:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._db, name)
+
+
+class CrashFileLedger(SqliteLedger):
+    """The server process's ledger with crash points armed from a file (``xocdia-server --crash-file PATH``).
+
+    Before each write, the file, when present, is read: JSON ``{"round": R, "after": K}``. When the write holds the
+    end (or a correction) of round R, the file is removed and a crash point is armed for this write: before its
+    statement K + 1 the process exits at once with status :data:`CRASH_EXIT` (``os._exit``: no clean-up, no commit,
+    as a kill -9). A bench writes the file (atomically: write another name, then rename) while the server runs. A
+    file that is not such JSON is left in place and arms nothing.
+    """
+
+    def __init__(self, path: str | Path, crash_file: str | Path) -> None:
+        self.crash_file = Path(crash_file)
+        self._writer: CrashingConnection | None = None
+        super().__init__(path, wrap_writer=self._wrap)
+
+    def _wrap(self, db: sqlite3.Connection) -> CrashingConnection:
+        self._writer = CrashingConnection(db)
+        return self._writer
+
+    def append(self, events: Sequence[Event]) -> None:
+        writer = self._writer
+        after = self._armed_for(events)
+        if after is not None and writer is not None:
+            writer.arm(after)
+        try:
+            super().append(events)
+        except ServerCrash:
+            os._exit(CRASH_EXIT)
+        finally:
+            if writer is not None and writer.armed:
+                writer.disarm()
+
+    def _armed_for(self, events: Sequence[Event]) -> int | None:
+        """The statements to let run before the crash, when the file arms one for this write (it is removed)."""
+        try:
+            spec = json.loads(self.crash_file.read_text(encoding="utf-8"))
+            round_id, after = int(spec["round"]), int(spec["after"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if after < 0 or not writes_end_of(events, round_id):
+            return None
+        self.crash_file.unlink(missing_ok=True)
+        return after

@@ -36,7 +36,7 @@ from harness.records import (
     RoundEventKind,
     RoundStatus,
 )
-from simulator.events import Event, Reshake, ReshakeReason
+from simulator.events import BettingClosed, Event, Reshake, ReshakeReason, ShakeStarted
 
 __all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failure_of", "judge", "reshake_clauses"]
 
@@ -158,6 +158,10 @@ def judge(obs: Observation) -> Verdict:
         if rid not in obs.rounds:
             # The server played it (events, bets) but the table never saw it open: never started.
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
+        elif rid in ended and obs.rounds[rid] in _unshaken_at_close(obs.truth):
+            # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
+            # table's own verdict (the dealer's lift) is in
+            expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
         elif rid in ended:
             expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
     pauses = pauses_by_round(obs.server_events)
@@ -237,6 +241,18 @@ class _Grouping:
 
     def findings(self) -> tuple[Finding, ...]:
         return tuple(Finding(root, tuple(self._under[i])) for i, root in enumerate(self._roots))
+
+
+def _unshaken_at_close(truth: Sequence[Event]) -> set[int]:
+    """The sim rounds whose betting closed at the table before any shake started in them."""
+    shaken: set[int] = set()
+    out: set[int] = set()
+    for event in truth:
+        if isinstance(event, ShakeStarted):
+            shaken.add(event.round)
+        elif isinstance(event, BettingClosed) and event.round not in shaken:
+            out.add(event.round)
+    return out
 
 
 def _server_rounds(obs: Observation) -> list[str]:

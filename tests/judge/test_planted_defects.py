@@ -147,3 +147,21 @@ def test_the_three_reds_odds_defect_fails_pay_2_alone_over_the_whole_suite(tmp_p
     assert done.returncode != 0
     assert summary["clauses"]["failed"] == ["PAY-2"], summary["clauses"]
     assert len(summary["failures"]) > 5 and all(f["failed_clauses"] == ["PAY-2"] for f in summary["failures"])
+
+
+def test_the_split_settlement_fails_atom_1_on_local_hil_too(tmp_path: Path) -> None:
+    """The server process's crash points (``xocdia-server --crash-file``, armed by the HTTP adapter) find the
+    settlement whose wallets and bet rows are committed apart, as the in-process bench's do."""
+    root = tmp_path / "root"
+    shutil.copytree(REPO / "gameserver", root / "gameserver")
+    subprocess.run(["git", "apply", str(PLANTS / "settlement-split-over-two-commits.patch")], cwd=root, check=True)
+    folder = tmp_path / "features"
+    folder.mkdir()
+    shutil.copy(FEATURES / "atomicity.feature", folder)
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", "local-hil", "--json"]
+    cmd += ["--features", str(folder), "--report", str(tmp_path / "report")]
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)
+    summary = json.loads(done.stdout)
+    assert done.returncode != 0 and summary["clauses"]["failed"] == ["ATOM-1"], summary
+    assert summary["scenarios"]["failed"] >= 5, summary

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +62,7 @@ class HttpAdapter(GameServerAdapter):
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
         self._server = ServerProcess()
+        self._crash_file: Path | None = None  # the server process's --crash-file (None: attached by url)
         self._host = "127.0.0.1"
         self._port = 0
         self._tokens: dict[str, str] = dict(self.options.get("players") or {})
@@ -92,6 +94,8 @@ class HttpAdapter(GameServerAdapter):
         self._trace = setup.workdir / "server.serial.jsonl"
         command = resolve(list(self.options.get("command") or ["xocdia-server"]))
         argv = [*command, "--db", str(db), "--port", "0", "--config", str(cfg), "--trace", str(self._trace)]
+        self._crash_file = setup.workdir / "crash-point.json"
+        argv += ["--crash-file", str(self._crash_file)]
         for name, address in setup.devices.items():
             argv += ["--device", f"{name}={address}"]
         self._server.spawn(argv, f"cannot run {command[0]!r}")
@@ -168,6 +172,30 @@ class HttpAdapter(GameServerAdapter):
             return
         self._server.spawn(self._server.argv, "cannot restart the server")
         self._port = self._wait_listening()
+
+    # ------------------------------------------------------------------ crash points (ATOM-1)
+    def arm_crash(self, round_id: str, after: int) -> None:
+        """Arm a crash point in the server process (its ``--crash-file``, ``gameserver.crash_points``): it dies, with
+        status 137, just before statement ``after + 1`` of the ledger write that ends round ``round_id`` (or
+        corrects it); a write of ``after`` statements or fewer completes and spends the point. The bench sees the
+        death as :attr:`server_up` False; :meth:`kill_server` and :meth:`restart_server` then bring it back.
+
+        Raises:
+            AdapterError: ``not_supported`` when attached by ``url`` (no process of its own, no crash file);
+                ``bad_request`` for a negative ``after``.
+        """
+        if self._crash_file is None:
+            raise AdapterError("not_supported", "crash points need a server process this adapter starts (not url)")
+        if after < 0:
+            raise AdapterError("bad_request", f"crash point after {after} statements: expected 0 or more")
+        staged = self._crash_file.with_suffix(".tmp")
+        staged.write_text(json.dumps({"round": int(round_id), "after": after}), encoding="utf-8")
+        os.replace(staged, self._crash_file)  # the server reads whole files only
+
+    @property
+    def crash_armed(self) -> bool:
+        """True while the armed point waits for its write (the server removes the file when it arms it)."""
+        return self._crash_file is not None and self._crash_file.exists()
 
     # ------------------------------------------------------------------ HTTP
     def _call(

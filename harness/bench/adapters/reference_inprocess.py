@@ -26,7 +26,7 @@ from typing import Any
 
 import simpy
 
-from gameserver.crash_points import CrashingConnection, ServerCrash
+from gameserver.crash_points import CrashingConnection, ServerCrash, writes_end_of
 from gameserver.engine import RoundEngine
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.gateway import lamp_command
@@ -49,10 +49,6 @@ SERVICE_S = 0.005  # sim seconds between two grid points of the line service
 # the engine's event kinds that can be round events; every kind with a lamp command is one (``lamp_command``)
 _ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
 _BET_ACCEPTED = EventKind.BET_ACCEPTED
-#: The events whose ledger write a crash point interrupts: a round's end and a correction of it.
-_CRASH_WRITES = frozenset(
-    {EventKind.ROUND_SETTLED, EventKind.ROUND_VOIDED, EventKind.ROUND_CANCELLED, EventKind.ROUND_CORRECTED}
-)
 LEDGERS = ("sqlite", "memory")  # the values of the ``ledger`` option
 
 
@@ -253,7 +249,7 @@ class InProcessAdapter(GameServerAdapter):
         the lines are no longer serviced and every later call fails ``unavailable`` (:attr:`failure`) until a
         restart rebuilds it from the ledger."""
         point, writer = self._crash_at, self._writer
-        hit = point is not None and any(e.round_id == point[0] and e.kind in _CRASH_WRITES for e in events)
+        hit = point is not None and writes_end_of(events, point[0])
         if point is not None and writer is not None and hit:
             self._crash_at = None
             writer.arm(point[1])

@@ -320,6 +320,24 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             if self._when("replay", text, undo_on=_no_read):
                 self.altered += 1
 
+        @precondition(lambda self: not self.in_play and self.round > 0)
+        @rule(faces=FACES)
+        def correct(self, faces: str) -> None:
+            rig = self.cert.rig
+            if rig is None:
+                return
+            rid = rig.current_round()
+            end = rig.server_end(rid)
+            if end is None or end.kind != RoundEventKind.SETTLED or (end.faces or "") == faces.replace(" ", "").upper():
+                return  # only the last round, settled, to other faces can be corrected
+            for player in self.players:  # no correction may take a balance below zero: room for the largest swing
+                staked = sum(
+                    r.stake for r in self.cert.replies if r.accepted and r.round_id == rid and r.player_id == player
+                )
+                if rig.adapter.balance(player) < 15 * staked:
+                    return
+            self._when("correct", f"the supervisor corrects round {self.round} to {faces}")
+
         # ------------------------------------------------------------------ the judge
         def teardown(self) -> None:
             exploration.tables += 1

@@ -176,14 +176,20 @@ def dies_in_write(cert: CertContext, k: int, n: int) -> None:
             not_applicable(str(exc))
         raise
     rig.note("harness", "crash point", f"die after {k} statements of the write that ends round {rid}")
-    rig.run_until(
-        lambda: not adapter.server_up or rig.server_end(rid) is not None, f"the server to write the end of round {n}"
-    )
-    where = f"the end of round {rid}, after {k} statements"
-    if adapter.server_up:  # the write had k statements or fewer: it completed
+
+    def written() -> bool:
+        try:
+            return not adapter.server_up or rig.server_end(rid) is not None
+        except AdapterError as exc:  # it died between the two questions
+            if exc.code == "unreachable":
+                return True
+            raise
+
+    rig.run_until(written, f"the server to write the end of round {n}")
+    if adapter.server_up:  # the write had k statements or fewer: it completed; kill it right after
         rig.kill_server(adapter.kill_server, write=f"the end of round {rid} (complete)")
-    else:
-        rig.kill_server(lambda: None, write=where)
+    else:  # it died at the crash point (kill_server of a dead server only takes note, for the restart)
+        rig.kill_server(adapter.kill_server, write=f"the end of round {rid}, after {k} statements")
     adapter.restart_server()
     rig.note("harness", "restarted the server")
     for player in cert.players:
