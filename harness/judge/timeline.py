@@ -107,6 +107,8 @@ def lost_result(alterations: Iterable[Alteration], until: float | None = float("
         if alt.kind == "miss" and alt.source == "READER" and alt.message in ("Result", "deciding Result"):
             missed = alt.t if missed is None else min(missed, alt.t)
         elif alt.kind == "queued" and alt.source == "READER" and alt.message == "Result" and missed is not None:
+            if alt.round_tag != alt.round_id:
+                continue  # another round's result (replayed, or untagged) is no read of this round
             if until is not None and alt.t < until:
                 in_time = True  # a result sent in their place in time: a delay, not a loss
             else:

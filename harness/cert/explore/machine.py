@@ -120,6 +120,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             self.fresh = False  # nothing but bets since the current round opened
             self.forgotten: set[int] = set()  # rounds whose dealer forgets to shake
             self.broken = False  # a step failed: nothing more is played
+            self.corrected: set[int] = set()  # rounds corrected once already (a correction corrects a settlement)
 
         # ------------------------------------------------------------------ running lines
         def _run(self, kind: str, *lines: StepLine, undo_on: Callable[[BaseException], bool] | None = None) -> bool:
@@ -327,6 +328,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             if rig is None:
                 return
             rid = rig.current_round()
+            if self.round in self.corrected:
+                return
             end = rig.server_end(rid)
             if end is None or end.kind != RoundEventKind.SETTLED or (end.faces or "") == faces.replace(" ", "").upper():
                 return  # only the last round, settled, to other faces can be corrected
@@ -336,7 +339,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
                 )
                 if rig.adapter.balance(player) < 15 * staked:
                     return
-            self._when("correct", f"the supervisor corrects round {self.round} to {faces}")
+            if self._when("correct", f"the supervisor corrects round {self.round} to {faces}"):
+                self.corrected.add(self.round)
 
         # ------------------------------------------------------------------ the judge
         def teardown(self) -> None:
