@@ -23,6 +23,7 @@ from harness.judge.timeline import (
     first_ends,
     missed_before,
     pause_cause,
+    unshaken_at_close,
 )
 from harness.records import RoundEvent, RoundEventKind, RoundStatus
 from simulator.events import BowlPlaced, Event, Paused, Reshake, ShakeEnded
@@ -89,6 +90,11 @@ def adjust(
         elif shake is not None and _after(events, ShakeEnded, shake) and exp.status != RoundStatus.VOID:
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="GP-2")
         void = out[rid].status == RoundStatus.VOID
+        lift_void = void and out[rid].clause in ("SH-4b", "SH-5")  # a void the server learns of from the lift
+        unseen = lift is not None and lift_void and end is not None and end.kind == RoundEventKind.VOID
+        if unseen and end is not None and end.clause == "SH-4a" and exp.round in unshaken_at_close(obs.truth):
+            # the lift was never reported, and no shake had started at the close: void SH-4a from then on
+            out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="SH-4a")
         if lift is not None and void and end is not None and end.kind == RoundEventKind.CANCELLED:
             # the lift was never reported: the server cannot finish the round to void it, and a pause not resolved
             # cancels it (every bet refunded either way)

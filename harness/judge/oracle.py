@@ -26,7 +26,7 @@ from harness.judge.bench_rules import (
 from harness.judge.checks import Check, ClauseFailure
 from harness.judge.expect import ExpectedRound, expected_bet, expected_by_round_id
 from harness.judge.findings import Difference, Finding
-from harness.judge.timeline import RESHAKE_CLAUSES, Alteration, Kill, Timing, pauses_by_round
+from harness.judge.timeline import RESHAKE_CLAUSES, Alteration, Kill, Timing, pauses_by_round, unshaken_at_close
 from harness.records import (
     BetRecordRow,
     BetReply,
@@ -36,7 +36,7 @@ from harness.records import (
     RoundEventKind,
     RoundStatus,
 )
-from simulator.events import BettingClosed, Event, Reshake, ReshakeReason, ShakeStarted
+from simulator.events import Event, Reshake, ReshakeReason
 
 __all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failure_of", "judge", "reshake_clauses"]
 
@@ -158,7 +158,7 @@ def judge(obs: Observation) -> Verdict:
         if rid not in obs.rounds:
             # The server played it (events, bets) but the table never saw it open: never started.
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
-        elif rid in ended and obs.rounds[rid] in _unshaken_at_close(obs.truth):
+        elif rid in ended and obs.rounds[rid] in unshaken_at_close(obs.truth):
             # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
             # table's own verdict (the dealer's lift) is in
             expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
@@ -241,18 +241,6 @@ class _Grouping:
 
     def findings(self) -> tuple[Finding, ...]:
         return tuple(Finding(root, tuple(self._under[i])) for i, root in enumerate(self._roots))
-
-
-def _unshaken_at_close(truth: Sequence[Event]) -> set[int]:
-    """The sim rounds whose betting closed at the table before any shake started in them."""
-    shaken: set[int] = set()
-    out: set[int] = set()
-    for event in truth:
-        if isinstance(event, ShakeStarted):
-            shaken.add(event.round)
-        elif isinstance(event, BettingClosed) and event.round not in shaken:
-            out.add(event.round)
-    return out
 
 
 def _server_rounds(obs: Observation) -> list[str]:

@@ -39,7 +39,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from harness.records import RoundEvent, RoundEventKind
-from simulator.events import ReshakeReason
+from simulator.events import BettingClosed, Event, ReshakeReason, ShakeStarted
 
 #: The clause of a re-shake by its reason: a drop (SH-2), a token left standing (SH-3).
 RESHAKE_CLAUSES = {ReshakeReason.DROP: "SH-2", ReshakeReason.STANDING: "SH-3"}
@@ -199,3 +199,15 @@ def announced_close(event: RoundEvent) -> float | None:
     if isinstance(end, int | float) and not isinstance(end, bool):
         return float(end)
     return None
+
+
+def unshaken_at_close(truth: Sequence[Event]) -> set[int]:
+    """The sim rounds whose betting closed at the table before any shake started in them."""
+    shaken: set[int] = set()
+    out: set[int] = set()
+    for event in truth:
+        if isinstance(event, ShakeStarted):
+            shaken.add(event.round)
+        elif isinstance(event, BettingClosed) and event.round not in shaken:
+            out.add(event.round)
+    return out

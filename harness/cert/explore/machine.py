@@ -119,6 +119,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             self.altered = 0  # device alterations in the current round
             self.fresh = False  # nothing but bets since the current round opened
             self.forgotten: set[int] = set()  # rounds whose dealer forgets to shake
+            self.troubled: set[int] = set()  # rounds whose table's own supervisor resolves a problem (no second one)
             self.broken = False  # a step failed: nothing more is played
             self.corrected: set[int] = set()  # rounds corrected once already (a correction corrects a settlement)
 
@@ -185,6 +186,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
                 given.extend(line for line in _incident(n, kind, t, faces) if line not in given)
                 if kind == 5:
                     self.forgotten.add(n)
+                if kind in (8, 9, 10):
+                    self.troubled.add(n)
             self.connected = set(self.players)
             try:
                 exploration.runner.run(self.cert, given)
@@ -271,7 +274,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.in_play)
         @rule(seconds=st.sampled_from((0.1, 0.3, 2.0)), cancel=st.booleans())
         def pause(self, seconds: float, cancel: bool) -> None:
-            if self._ended() or self._server_paused():
+            if self._ended() or self._server_paused() or self.round in self.troubled:
                 return
             then = "the supervisor cancels the round" if cancel else "the supervisor resumes the round"
             lines = ("the supervisor pauses the round", f"{seconds:g} seconds pass", then)
