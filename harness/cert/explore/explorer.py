@@ -5,7 +5,10 @@ clause that failed, and replay that file to show it fails the same way.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +37,7 @@ class Outcome:
     found: Table | None = None  # the failing table Hypothesis shrank to, before :func:`minimize`
     path: Path | None = None
     replayed: ClauseFailure | None = None
+    fresh: list[str] | None = None  # the clauses a fresh ``certify`` of the written file failed ([]: it passed)
 
     @property
     def per_second(self) -> float:
@@ -73,7 +77,25 @@ def explore(bench: Bench, examples: int, root_seed: int, out: Path | None, comma
     if out is not None:
         outcome.path = write_feature(minimal, out, bench, root_seed, command)
     outcome.replayed = replay(exploration, minimal)
+    if outcome.path is not None:
+        outcome.fresh = certify_alone(outcome.path, bench)
     return outcome
+
+
+def certify_alone(path: Path, bench: Bench) -> list[str] | None:
+    """Run ``certify`` on the written file alone, in a process of its own (in-process bench: no workers): the
+    clauses it failed ([] when it passed; None when it could not run). This is the lab's replay, and it does not
+    share the exploring process's state."""
+    report = path.parent.with_name(path.parent.name + "-replay")
+    cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", str(bench.path), "--json"]
+    cmd += ["--features", str(path.parent), "--report", str(report), "--workers", "0"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    try:
+        summary = json.loads(done.stdout)
+    except ValueError:
+        return None
+    failed = summary.get("clauses", {}).get("failed", [])
+    return [str(c) for c in failed] if done.returncode else []
 
 
 def minimize(exploration: Exploration, table: Table) -> Table:

@@ -117,6 +117,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             self.in_play = False
             self.closed = False  # the current round's betting is known to have closed (a step waited for it)
             self.altered = 0  # device alterations in the current round
+            self.alterations: set[str] = set()  # the current round's, each once (a second would double the first)
             self.fresh = False  # nothing but bets since the current round opened
             self.forgotten: set[int] = set()  # rounds whose dealer forgets to shake
             self.troubled: set[int] = set()  # rounds whose table's own supervisor resolves a problem (no second one)
@@ -200,6 +201,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
         def open_round(self) -> None:
             if self._when("open", f"round {self.round + 1} opens"):
                 self.in_play, self.closed, self.altered, self.fresh = True, False, 0, True
+                self.alterations = set()
 
         @precondition(lambda self: self.in_play)
         @rule()
@@ -309,8 +311,9 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: self.in_play and self.fresh and self.altered < 2)
         @rule(which=st.sampled_from(ALTERATIONS))
         def alter(self, which: str) -> None:
-            if self._when(f"alter: {which}", which):
+            if which not in self.alterations and self._when(f"alter: {which}", which):
                 self.altered += 1
+                self.alterations.add(which)
 
         @precondition(lambda self: self.in_play and self.fresh and self.round > 1 and self.altered < 2)
         @rule(untagged=st.booleans(), back=st.integers(1, 2))

@@ -84,7 +84,12 @@ def no_table_fails(cert: CertContext, explored: Explored) -> None:
     failure = minimal.failure or ClauseFailure("", "a table failed")
     where = f"written to {outcome.path}" if outcome.path is not None else "not written (no report folder)"
     steps = [str(line) for line in minimal.lines]
-    replay = "fails the same way when replayed" if outcome.replayed is not None else "PASSED when replayed (flaky)"
+    if outcome.fresh is None:
+        replay = "fails the same way when replayed" if outcome.replayed is not None else "PASSED when replayed (flaky)"
+    elif outcome.fresh:
+        replay = f"fails again in a certify run of its own, on {', '.join(outcome.fresh)}"
+    else:
+        replay = "PASSED in a certify run of its own: it fails only after the tables played before it"
     raise ClauseFailure(
         failure.clause,
         f"an explored table fails ({len(steps)} steps, {replay}; {where}): {failure.message}",
