@@ -6,7 +6,9 @@ Feature: Random tables judged by the whole judge (generative certification)
   minimal scenario written into the report folder (explored/), with the command that replays it.
   `certify --explore N --seed S` plays N tables from seed S instead of the count and seed below.
 
-  @clause:GP-3 @clause:ERR-2 @clause:ERR-3 @clause:SH-2 @clause:SH-3 @clause:ATOM-1 @clause:IDEM-1
+  # One clause tag, so that a tag filter for a clause runs its own scenarios, not a whole exploration: what the
+  # exploration covers is counted from the checks its tables ran, whatever the tag.
+  @clause:GP-3
   Scenario: Random tables with every kind of incident are played and judged
     When 30 random tables are played from seed 1
     Then no explored table fails the judge
