@@ -20,9 +20,7 @@ import pytest
 
 from harness.cert.explore.machine import ALTERATIONS, _incident
 from harness.cert.explore.runner import StepLine, StepRunner, UnknownStep
-
-REPO = Path(__file__).resolve().parents[2]
-PLANTS = REPO / "tests" / "judge" / "plants"
+from tests.judge.planting import planted
 
 #: patch -> the clause the exploration must fail on first
 CASES = {
@@ -40,20 +38,9 @@ def _certify(root: Path, report: Path, features: Path, *extra: str) -> tuple[int
     return done.returncode, json.loads(done.stdout)
 
 
-def _planted(tmp_path: Path, patch: str | None) -> tuple[Path, Path]:
-    root = tmp_path / "root"
-    shutil.copytree(REPO / "gameserver", root / "gameserver")
-    if patch is not None:
-        subprocess.run(["git", "apply", str(PLANTS / f"{patch}.patch")], cwd=root, check=True)
-    folder = tmp_path / "features"
-    folder.mkdir()
-    shutil.copy(REPO / "features" / "exploration.feature", folder)
-    return root, folder
-
-
 @pytest.mark.parametrize("patch", sorted(CASES))
 def test_exploration_finds_a_planted_defect_and_writes_a_scenario_that_fails_again(tmp_path: Path, patch: str) -> None:
-    root, folder = _planted(tmp_path, patch)
+    root, folder = planted(tmp_path, patch, "exploration.feature")
     code, summary = _certify(root, tmp_path / "report", folder, "--explore", "200", "--seed", "1")
     assert code != 0, summary
     clause = CASES[patch]
@@ -72,7 +59,7 @@ def test_exploration_finds_a_planted_defect_and_writes_a_scenario_that_fails_aga
 
 
 def test_the_reference_server_passes_the_exploration(tmp_path: Path) -> None:
-    root, folder = _planted(tmp_path, None)
+    root, folder = planted(tmp_path, None, "exploration.feature")
     code, summary = _certify(root, tmp_path / "report", folder, "--explore", "60", "--seed", "3")
     assert code == 0 and not summary["failures"], summary
     assert not (tmp_path / "report" / "explored").exists()

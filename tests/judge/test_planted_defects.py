@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-PLANTS = Path(__file__).resolve().parent / "plants"
-FEATURES = REPO / "features"
+from tests.judge.planting import planted
 
 #: patch -> (feature file, title of the scenario that must fail, the clause it must name first)
 CASES = {
@@ -99,13 +96,7 @@ CASES = {
 def _certify(tmp_path: Path, patch: str | None, feature: str) -> tuple[int, dict[str, object]]:
     """certify --json on one shipped feature file (copied alone into a folder), the server planted with
     ``patch`` (None: as shipped); returns its exit code and JSON summary."""
-    root = tmp_path / "root"
-    shutil.copytree(REPO / "gameserver", root / "gameserver")
-    if patch is not None:
-        subprocess.run(["git", "apply", str(PLANTS / f"{patch}.patch")], cwd=root, check=True)
-    folder = tmp_path / "features"
-    folder.mkdir()
-    shutil.copy(FEATURES / feature, folder / feature)
+    root, folder = planted(tmp_path, patch, feature)
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", "in-process", "--workers", "0", "--json"]
     cmd += ["--features", str(folder), "--report", str(tmp_path / "report")]
@@ -136,9 +127,7 @@ def test_the_reference_server_passes_every_file_used_here(tmp_path: Path) -> Non
 def test_the_three_reds_odds_defect_fails_pay_2_alone_over_the_whole_suite(tmp_path: Path) -> None:
     """Three reds paid 2.5 to 1: every scenario that bets three reds fails, each on PAY-2 (disconnection, network,
     atomicity and correction scenarios included); no other clause is marked FAIL."""
-    root = tmp_path / "root"
-    shutil.copytree(REPO / "gameserver", root / "gameserver")
-    subprocess.run(["git", "apply", str(PLANTS / "three-reds-pay-2-5.patch")], cwd=root, check=True)
+    root, _ = planted(tmp_path, "three-reds-pay-2-5")
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", "in-process", "--workers", "0", "--json"]
     cmd += ["--report", str(tmp_path / "report")]
@@ -152,12 +141,7 @@ def test_the_three_reds_odds_defect_fails_pay_2_alone_over_the_whole_suite(tmp_p
 def test_the_split_settlement_fails_atom_1_on_local_hil_too(tmp_path: Path) -> None:
     """The server process's crash points (``xocdia-server --crash-file``, armed by the HTTP adapter) find the
     settlement whose wallets and bet rows are committed apart, as the in-process bench's do."""
-    root = tmp_path / "root"
-    shutil.copytree(REPO / "gameserver", root / "gameserver")
-    subprocess.run(["git", "apply", str(PLANTS / "settlement-split-over-two-commits.patch")], cwd=root, check=True)
-    folder = tmp_path / "features"
-    folder.mkdir()
-    shutil.copy(FEATURES / "atomicity.feature", folder)
+    root, folder = planted(tmp_path, "settlement-split-over-two-commits", "atomicity.feature")
     env = {**os.environ, "PYTHONPATH": str(root)}
     cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", "local-hil", "--json"]
     cmd += ["--features", str(folder), "--report", str(tmp_path / "report")]
