@@ -216,11 +216,14 @@ class Rig(BenchClock):
 
     def kill_server(self, kill: Callable[[], None], write: str = "") -> None:
         """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``. In play:
-        the rounds the rig opened that the server has not ended as last read (it is not asked again here: it may be
-        down already; a round it ended unread counts in play, and the judge then finds its end was not a
-        cancellation made on restart). ``write``: what the server was writing when it died at a crash point
-        (``kill`` then does nothing: it is dead already)."""
-        ended = self._server_rounds.ends
+        the rounds the rig opened that the server has not ended, as the server says now when it is up (so the
+        record never depends on when someone last read the server), else as last read (a dead server: a round it
+        ended unread counts in play, and the judge then finds its end was not a cancellation made on restart).
+        ``write``: what the server was writing when it died at a crash point (``kill`` then only takes note)."""
+        index = self._server_rounds
+        with contextlib.suppress(AdapterError):  # up: read its ends now, so in play never depends on who read last
+            index.read_ends(self.adapter.round_events_since(index.ends_read))
+        ended = index.ends
         in_play = tuple(rid for rid in self.opened if rid not in ended)
         self.kills.append(Kill(self.now, in_play, write))
         detail = ", ".join(f"round {r} in play" for r in in_play) + (f"; died writing {write}" if write else "")

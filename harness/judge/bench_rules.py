@@ -104,8 +104,11 @@ def adjust(
         if cause and span is not None and span.unresolved and out[rid].status == RoundStatus.SETTLED:
             out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
     for rid in set(obs.supervisor_paused):  # the harness's own pause, never resumed: cancelled at its timeout
-        span, exp = pauses.get(rid), out.get(rid)
-        if span is not None and span.unresolved and exp is not None and exp.status == RoundStatus.SETTLED:
+        span, exp, end = pauses.get(rid), out.get(rid), ends.get(rid)
+        if span is None or not span.unresolved or exp is None:
+            continue
+        voided_later = exp.status == RoundStatus.VOID and end is not None and end.kind == RoundEventKind.CANCELLED
+        if exp.status == RoundStatus.SETTLED or voided_later:  # (a void the server would have found at the lift)
             out[rid] = ExpectedRound(exp.round, RoundStatus.CANCELLED, "ERR-3", "", exp.reshakes, by="ERR-3")
     for rid in in_play_at_kill:
         end = ends.get(rid)
