@@ -73,6 +73,12 @@ def current_tag(rig: Rig) -> str | None:
     return rig.current_round() or None if rig.emulated.round_tags else None
 
 
+def tag_of(rig: Rig, number: int) -> str | None:
+    """The round tag the table's devices put on reports of simulator round ``number`` (the server's id of that
+    round, even when the rig has opened a later one since), or None when the bench's devices do not tag."""
+    return rig.driver.wire_id(number) if rig.emulated.round_tags else None
+
+
 def device_time(rig: Rig, t: float | None = None) -> int | None:
     """The devices' clock (ms) at bench time ``t`` (default now), or None when the bench's devices send no times."""
     emulated = rig.emulated

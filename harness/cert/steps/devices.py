@@ -350,7 +350,7 @@ def reads_late(cert: CertContext, seconds: float) -> None:
     def watch(event: Event) -> None:
         if isinstance(event, Revealed) and event.round == number:
             message = Result(event.faces, event.overlap)
-            tag, at = forge.current_tag(rig), forge.device_time(rig, event.t)
+            tag, at = forge.tag_of(rig, number), forge.device_time(rig, event.t)  # the read's own round
             send = lambda _e: forge.queue_report(rig, Source.READER, message, tag, at)  # noqa: E731
             rig.env.timeout(seconds).callbacks.append(send)
 
