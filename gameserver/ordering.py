@@ -10,6 +10,7 @@ arrived yet; then it holds the report for at most ``EngineConfig.reorder_grace_s
 | `READER RESULT` / `REARRANGED` | the bowl is not lifted | `BOWL OFF` (the reader sees the faces once it is off) |
 | `SHAKER START` / `END` / `DROP` | the bowl is lifted | the read that asks for a re-shake (SH-3: a standing token) |
 | `BOWL OFF` (betting closed) | a shake is in progress | `SHAKER END` / `DROP` (nobody lifts the bowl while shaking) |
+| `BOWL ON`, `SHAKER *` | an earlier read waits for its lift | `BOWL OFF` (these are the re-shake's) |
 
 A held report is applied as soon as the state it waits for is reached (the engine retries the held reports,
 in arrival order, after every report it applies). When its grace window ends first, it is applied as if it
@@ -43,6 +44,8 @@ MAX_HELD_PER_LINE = 64
 
 _READS = frozenset({ReportKind.RESULT, ReportKind.REARRANGED})
 _SHAKER = frozenset({ReportKind.SHAKE_START, ReportKind.SHAKE_END, ReportKind.DROP})
+#: Reports of a re-shake (the bowl put back, the shake): after a read that waits for its lift, they wait for it too.
+_AFTER_A_READ = frozenset({*_SHAKER, ReportKind.BOWL_ON})
 
 
 def hold_reason(r: RoundRecord, report: TableReport) -> str | None:
@@ -53,9 +56,18 @@ def hold_reason(r: RoundRecord, report: TableReport) -> str | None:
         return AWAITING_LIFT
     if kind in _SHAKER and r.lifted:
         return AWAITING_READ
+    if kind in _AFTER_A_READ and r.held and _read_awaits_lift(r, report):
+        return AWAITING_READ  # the reader saw the faces before this: the lift it waits for came first
     if kind is ReportKind.BOWL_OFF and r.phase is Phase.CLOSED and r.shaking and not r.lifted:
         return AWAITING_SHAKE_END
     return None
+
+
+def _read_awaits_lift(r: RoundRecord, report: TableReport) -> bool:
+    """Whether a read held for a lift not yet reported happened before ``report`` (by device time; without one,
+    any such read counts: it arrived first)."""
+    at = report.happened_at
+    return any(h.why == AWAITING_LIFT and (at is None or happened(h) <= at) for h in r.held)
 
 
 def hold_full(r: RoundRecord, report: TableReport) -> bool:
