@@ -5,15 +5,21 @@ clause that failed, and replay that file to show it fails the same way.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 import re
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, seed, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.stateful import run_state_machine_as_test
 
 from harness.bench.config import Bench
@@ -63,7 +69,8 @@ def explore(bench: Bench, examples: int, root_seed: int, out: Path | None, comma
     start, cpu = time.perf_counter(), time.process_time()
     machine = seed(root_seed)(machine_for(exploration))
     try:
-        run_state_machine_as_test(machine, settings=config)
+        with _drawn_from_the_seed_alone():
+            run_state_machine_as_test(machine, settings=config)
     except Exception as exc:  # the minimal failing table is the last one that failed
         if not exploration.failing:
             raise
@@ -80,6 +87,33 @@ def explore(bench: Bench, examples: int, root_seed: int, out: Path | None, comma
     if outcome.path is not None:
         outcome.fresh = certify_alone(outcome.path, bench)
     return outcome
+
+
+@contextlib.contextmanager
+def _drawn_from_the_seed_alone() -> Iterator[None]:
+    """Hypothesis mixes into its draws constants it reads from the source of every module loaded outside
+    site-packages, and caches them in ``.hypothesis/`` of the working directory: the same seed would then draw
+    other tables in certify's worker, in a test or from an installed wheel, and a lab's folder would get a cache.
+    Inside this block it draws from the seed alone (no such constants: its private hook replaced, and left alone
+    where a Hypothesis release no longer has it) and keeps its files in a temporary folder."""
+    providers: Any = importlib.import_module("hypothesis.internal.conjecture.providers")
+    constants: Any = importlib.import_module("hypothesis.internal.constants_ast")
+    hook = getattr(providers, "_get_local_constants", None)
+    found = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)  # the pools drawn from them
+    cache: dict[Any, Any] = found if isinstance(found, dict) else {}
+    patch = hook is not None and isinstance(found, dict) and hasattr(constants, "Constants")
+    with tempfile.TemporaryDirectory(prefix="xocdia-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        if patch:
+            providers._get_local_constants = constants.Constants  # an empty pool
+            cache.clear()
+        try:
+            yield
+        finally:
+            if patch:
+                providers._get_local_constants = hook
+                cache.clear()  # (a cache: recomputed with the constants on the next draw that needs it)
+            set_hypothesis_home_dir(None)
 
 
 def certify_alone(path: Path, bench: Bench) -> list[str] | None:
