@@ -125,8 +125,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             self.corrected: set[int] = set()  # rounds corrected once already (a correction corrects a settlement)
 
         # ------------------------------------------------------------------ running lines
-        def _run(self, kind: str, *lines: StepLine, undo_on: Callable[[BaseException], bool] | None = None) -> bool:
-            """Run ``lines`` and record them; False (nothing recorded) when the bench cannot do ``kind`` or the
+        def _run(self, *lines: StepLine, undo_on: Callable[[BaseException], bool] | None = None) -> bool:
+            """Run ``lines`` and record them; False (nothing recorded) when the bench cannot do them or the
             server refused it as ``undo_on`` says. Raises the failure of a step, judged (:func:`judged`)."""
             try:
                 exploration.runner.run(self.cert, lines, {"injections": self.injections})
@@ -147,8 +147,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             exploration.failing.append(self.table)
             return self.table.failure
 
-        def _when(self, kind: str, *texts: str, undo_on: Callable[[BaseException], bool] | None = None) -> bool:
-            return self._run(kind, *(StepLine("When", t) for t in texts), undo_on=undo_on)
+        def _when(self, *texts: str, undo_on: Callable[[BaseException], bool] | None = None) -> bool:
+            return self._run(*(StepLine("When", t) for t in texts), undo_on=undo_on)
 
         @property
         def round(self) -> int:
@@ -199,32 +199,32 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
         @precondition(lambda self: not self.in_play and self.round < MAX_ROUNDS)
         @rule()
         def open_round(self) -> None:
-            if self._when("open", f"round {self.round + 1} opens"):
+            if self._when(f"round {self.round + 1} opens"):
                 self.in_play, self.closed, self.altered, self.fresh = True, False, 0, True
                 self.alterations = set()
 
         @precondition(lambda self: self.in_play)
         @rule()
         def play_to_end(self) -> None:
-            if self._when("end", "the round is played to the end"):
+            if self._when("the round is played to the end"):
                 self.in_play = False
 
         @precondition(lambda self: self.in_play and not self.closed)
         @rule()
         def betting_closes(self) -> None:
-            if not self._ended() and self._when("close", "betting closes"):
+            if not self._ended() and self._when("betting closes"):
                 self.closed, self.fresh = True, False
 
         @precondition(lambda self: self.in_play and self.round not in self.forgotten)
         @rule()
         def shaking_done(self) -> None:
-            if not self._ended() and self._when("shake", "the dealer has finished shaking"):
+            if not self._ended() and self._when("the dealer has finished shaking"):
                 self.fresh = False
 
         @precondition(lambda self: self.in_play)
         @rule(seconds=st.sampled_from((0.05, 0.3, 1.0)))
         def time_passes(self, seconds: float) -> None:
-            if self._when("time", f"{seconds:g} seconds pass"):
+            if self._when(f"{seconds:g} seconds pass"):
                 self.fresh = False
 
         # ------------------------------------------------------------------ players
@@ -233,7 +233,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
         def bet(self, who: int, stake: int, bet: str) -> None:
             player = self.players[who % len(self.players)]
             if player in self.connected:
-                self._when("bet", f"{player} tries to bet {stake:,} on {bet}")
+                self._when(f"{player} tries to bet {stake:,} on {bet}")
 
         @precondition(lambda self: self.in_play and self.fresh and not realtime)
         @rule(who=st.integers(0, 2), stake=st.sampled_from(STAKES), bet=st.sampled_from(BET_NAMES),
@@ -246,7 +246,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             rid = rig.current_round()
             opened = [e.at for e in rig.adapter.round_events() if e.round_id == rid and e.kind == RoundEventKind.OPENED]
             if opened and rig.now <= opened[0] + bench.timing.betting_s - ms / 1000:
-                self._when("late bet", f"{player} tries to bet {stake:,} on {bet} {ms} ms before betting closes")
+                self._when(f"{player} tries to bet {stake:,} on {bet} {ms} ms before betting closes")
 
         @precondition(lambda self: self.in_play)
         @rule(who=st.integers(0, 2), conflict=st.booleans())
@@ -258,18 +258,18 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             if conflict:
                 last = confirmed[-1]
                 other = "small" if last.bet_type != "small" else "big"
-                self._when("retry", f"{player} sends that bet id again with {last.stake:,} on {other}")
+                self._when(f"{player} sends that bet id again with {last.stake:,} on {other}")
             else:
-                self._when("retry", f"{player} sends that bet again")
+                self._when(f"{player} sends that bet again")
 
         @precondition(lambda self: self.in_play)
         @rule(who=st.integers(0, 2))
         def connection(self, who: int) -> None:
             player = self.players[who % len(self.players)]
             if player in self.connected:
-                if self._when("disconnect", f"{player} disconnects"):
+                if self._when(f"{player} disconnects"):
                     self.connected.discard(player)
-            elif self._when("reconnect", f"{player} reconnects"):
+            elif self._when(f"{player} reconnects"):
                 self.connected.add(player)
 
         # ------------------------------------------------------------------ supervisor and server
@@ -280,19 +280,18 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
                 return
             then = "the supervisor cancels the round" if cancel else "the supervisor resumes the round"
             lines = ("the supervisor pauses the round", f"{seconds:g} seconds pass", then)
-            refused = _refusal
-            if self._when("pause", lines[0], undo_on=refused):
+            if self._when(lines[0], undo_on=_refusal):
                 self.fresh = False
                 if self._ended():  # the pause's own time ran the round out (a timeout cancelled it)
                     return
-                if not self._when("pause", lines[1]) or self._ended():
+                if not self._when(lines[1]) or self._ended():
                     return
-                self._when("pause", lines[2], undo_on=refused)
+                self._when(lines[2], undo_on=_refusal)
 
         @precondition(lambda self: self.round > 0)
         @rule()
         def kill(self) -> None:
-            if self._when("kill", "the server is killed and restarted"):
+            if self._when("the server is killed and restarted"):
                 self.fresh = False
                 self.connected = set(self.players)
 
@@ -304,14 +303,14 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             text = (
                 f"the server dies after {after} statements of the write that ends round {self.round}, and is restarted"
             )
-            if self._when("crash", text):
+            if self._when(text):
                 self.in_play = False
                 self.connected = set(self.players)
 
         @precondition(lambda self: self.in_play and self.fresh and self.altered < 2)
         @rule(which=st.sampled_from(ALTERATIONS))
         def alter(self, which: str) -> None:
-            if which not in self.alterations and self._when(f"alter: {which}", which):
+            if which not in self.alterations and self._when(which):
                 self.altered += 1
                 self.alterations.add(which)
 
@@ -324,7 +323,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
             if end is None or end.kind != RoundEventKind.SETTLED:
                 return  # only a settled round's read can be sent again
             text = f"the reader sends round {k}'s result again{' untagged' if untagged else ''} as the bowl comes off"
-            if self._when("replay", text, undo_on=_no_read):
+            if self._when(text, undo_on=_no_read):
                 self.altered += 1
 
         @precondition(lambda self: not self.in_play and self.round > 0)
@@ -345,7 +344,7 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
                 )
                 if rig.adapter.balance(player) < 15 * staked:
                     return
-            if self._when("correct", f"the supervisor corrects round {self.round} to {faces}"):
+            if self._when(f"the supervisor corrects round {self.round} to {faces}"):
                 self.corrected.add(self.round)
 
         # ------------------------------------------------------------------ the judge
@@ -355,8 +354,8 @@ def machine_for(exploration: Exploration) -> type[RuleBasedStateMachine]:
                 if self.cert.rig is None or self.broken:
                     return
                 if self.in_play:
-                    self._when("end", "the round is played to the end")
-                self._run("judge", StepLine("Then", "the oracle finds no difference"))
+                    self._when("the round is played to the end")
+                self._run(StepLine("Then", "the oracle finds no difference"))
             finally:
                 exploration.checks.extend(self.cert.checks.checks)
                 if self.cert.rig is not None:
