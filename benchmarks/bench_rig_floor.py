@@ -63,9 +63,9 @@ from gameserver.protocol import encode as server_encode
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
-from harness.wire.protocol.decoder import FrameDecoder
-from harness.wire.protocol.encoder import encode as harness_encode
-from harness.wire.protocol.messages import Frame as HarnessFrame
+from harness.wire.messages import Frame as HarnessFrame
+from harness.wire.text.decoder import FrameDecoder
+from harness.wire.text.encoder import encode as harness_encode
 
 TARGET_US = 500.0  # 2,000 rounds/s
 LABELS = {

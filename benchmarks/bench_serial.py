@@ -11,7 +11,7 @@
    - transport: the same frames written through :class:`harness.wire.transports.pty.PtyPort`, same reader;
      ratio transport/bare, target >= 0.50;
    - full stack: each frame encoded by the codec, written through PtyPort, and decoded with
-     :class:`harness.wire.protocol.codec.FrameDecoder` (CRC checked) by the reader; ratio full/bare, target >= 0.30.
+     :class:`harness.wire.text.FrameDecoder` (CRC checked) by the reader; ratio full/bare, target >= 0.30.
    Best of K repeats, the paths alternating.
 3. Each shipped device dialect (``xocdia-hil dialects``), same pty: ``bare`` writes the dialect's pre-encoded frames
    with ``os.write`` and the reader counts their bytes; ``full`` encodes each frame with the dialect's codec, writes
@@ -41,8 +41,8 @@ from gameserver.protocol import Decoder as ServerDecoder
 from harness.wire.dialects.base import FrameCodec
 from harness.wire.dialects.conformance import random_frames
 from harness.wire.dialects.registry import SHIPPED, load_dialect
-from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
-from harness.wire.protocol.messages import (
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import (
     TAGGABLE,
     BowlOff,
     BowlOn,
@@ -55,6 +55,7 @@ from harness.wire.protocol.messages import (
     ShakeStart,
     Source,
 )
+from harness.wire.text import FrameDecoder, encode
 from harness.wire.transports.pty import PtyPort
 
 MIX = [

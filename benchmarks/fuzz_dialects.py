@@ -36,15 +36,15 @@ from gameserver.protocol import BadFrame as _SBad
 from harness.wire.dialects.base import Dialect, FrameCodec
 from harness.wire.dialects.conformance import random_frames, semantic
 from harness.wire.dialects.registry import load_dialect, names
-from harness.wire.protocol.codec import BadFrame, EncodeError
-from harness.wire.protocol.messages import Frame
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.messages import Frame
 
 #: A server side's decoder: a fresh one per case; ``feed(data)`` returns how many messages it yielded.
 ServerFeed = Callable[[], Callable[[bytes], int]]
 
 
 def _jsonl_server() -> Callable[[bytes], int]:
-    from gameserver.dialects import jsonl  # the reference server's own decoder, written from the spec
+    from gameserver.dialects.jsonl import line as jsonl  # the reference server's own decoder, written from the spec
 
     lines = jsonl._Lines()
 
@@ -57,7 +57,7 @@ def _jsonl_server() -> Callable[[bytes], int]:
 
 
 def _bus_server() -> Callable[[bytes], int]:
-    from gameserver.dialects import bus_wire  # the reference server's own decoder, written from the spec
+    from gameserver.dialects.bus import wire as bus_wire  # the reference server's own decoder, written from the spec
 
     decoder = bus_wire.Decoder()
 

@@ -22,7 +22,7 @@ The tree (a domain error stays in its own module, deriving from the root)::
     │   └── CliError                              harness.cli.common
     ├── AdapterError                              here
     ├── BenchTimeout (also AssertionError)        harness.bench.rig
-    └── EncodeError, FieldError (also ValueError) harness.wire.protocol.codec, harness.wire.protocol.fields
+    └── EncodeError, FieldError (also ValueError) harness.wire.text, harness.wire.text.fields
 """
 
 from __future__ import annotations

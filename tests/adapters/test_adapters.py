@@ -16,9 +16,9 @@ from harness.bench.adapters.reference_http import HttpAdapter
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
 from harness.errors import AdapterError
 from harness.records import PlayerSpec
-from harness.wire.dialects.ascii_v1 import AsciiDialect
+from harness.wire.dialects.ascii.dialect import AsciiDialect
 from harness.wire.dialects.base import LineSpec
-from harness.wire.protocol.messages import Source
+from harness.wire.messages import Source
 
 
 def _setup(tmp_path: Path) -> ServerSetup:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import simpy
 
 from harness.bench.devices.lamp import OrdinalLampDriver
-from harness.wire.protocol.messages import LampClose, LampOpen, LampVoid, VoidClause
+from harness.wire.messages import LampClose, LampOpen, LampVoid, VoidClause
 from simulator.lamp import Lamp, LampState
 
 

@@ -9,7 +9,7 @@ from harness.bench import forge
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
-from harness.wire.protocol.messages import Frame, Result, Source
+from harness.wire.messages import Frame, Result, Source
 
 
 def test_an_ascii_frame_carries_the_crc_of_its_body() -> None:

@@ -17,7 +17,7 @@ import yaml
 
 from harness.bench.config import BenchError, load_bench
 from harness.files import FEATURES, FIXTURES
-from harness.wire.protocol.messages import DEVICES
+from harness.wire.messages import DEVICES
 from tests.faults.test_url_bench import Cables
 from tests.support.gs_process import ServerProcess
 

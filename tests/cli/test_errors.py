@@ -20,8 +20,8 @@ from harness.files import load_profile
 from harness.rules.audit import AllowListError
 from harness.rules.reading import ReadingError
 from harness.stats.readers import RecordError
-from harness.wire.protocol.codec import EncodeError
-from harness.wire.protocol.fields import FieldError
+from harness.wire.frame_errors import EncodeError
+from harness.wire.text.fields import FieldError
 from simulator import ProfileError, ScriptError
 from simulator import errors as simulator_errors
 from simulator.distributions import DistributionError

@@ -13,8 +13,9 @@ from typing import Any
 
 import simpy
 
-from harness.wire.protocol.link import Link, Received
-from harness.wire.protocol.messages import (
+from harness.wire.line_events import Received
+from harness.wire.link import Link
+from harness.wire.messages import (
     CATALOGUE,
     BowlOff,
     Hello,

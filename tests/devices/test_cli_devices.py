@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.wire.protocol.codec import BadFrame, FrameDecoder
+from harness.wire.frame_errors import BadFrame
+from harness.wire.text import FrameDecoder
 from harness.wire.trace import read_trace
 
 CLI = [sys.executable, "-m", "harness.cli", "devices"]

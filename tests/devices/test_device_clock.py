@@ -11,7 +11,7 @@ import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
 from harness.files import load_profile
-from harness.wire.protocol.messages import DEVICES, BowlOff, BowlOn, Drop, ShakeEnd, ShakeStart, Source
+from harness.wire.messages import DEVICES, BowlOff, BowlOn, Drop, ShakeEnd, ShakeStart, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport

@@ -11,7 +11,7 @@ import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
 from harness.files import load_profile
-from harness.wire.protocol.messages import (
+from harness.wire.messages import (
     DEVICES,
     BowlOff,
     BowlOn,

@@ -14,7 +14,7 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.messages import LampOpen, Message, Source
+from harness.wire.messages import LampOpen, Message, Source
 from harness.wire.transports.line import LineSettings
 from harness.wire.transports.paced import PacedTransport
 from harness.wire.transports.pty import PtyPort

@@ -10,9 +10,10 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.codec import BadFrame, FrameDecoder
-from harness.wire.protocol.link import LinkChanged, LinkEvent
-from harness.wire.protocol.messages import BowlOff, BowlOn, Frame, Hello, Message, Source
+from harness.wire.frame_errors import BadFrame
+from harness.wire.line_events import LinkChanged, LinkEvent
+from harness.wire.messages import BowlOff, BowlOn, Frame, Hello, Message, Source
+from harness.wire.text import FrameDecoder
 from harness.wire.transports.pty import PtyPort
 
 

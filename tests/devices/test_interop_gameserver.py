@@ -11,8 +11,8 @@ from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import DeviceGateway, open_serial
 from harness.bench.devices.emulated import EmulatedTable
 from harness.files import load_profile
-from harness.wire.protocol.link import LinkEvent, Received
-from harness.wire.protocol.messages import DEVICES, BowlOn, Hello, Result, Source
+from harness.wire.line_events import LinkEvent, Received
+from harness.wire.messages import DEVICES, BowlOn, Hello, Result, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
 from harness.wire.transports.pty import PtyPort

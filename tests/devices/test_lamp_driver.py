@@ -5,7 +5,7 @@ from __future__ import annotations
 import simpy
 
 from harness.bench.devices.lamp import LampDriver
-from harness.wire.protocol.messages import LampClose, LampOpen, LampReshake, ReshakeReason
+from harness.wire.messages import LampClose, LampOpen, LampReshake, ReshakeReason
 from simulator.lamp import Lamp, LampState
 
 

@@ -15,17 +15,9 @@ import simpy
 
 from harness.bench.devices.emulated import EmulatedTable
 from harness.files import load_profile
-from harness.wire.protocol.link import Link, Received
-from harness.wire.protocol.messages import (
-    CATALOGUE,
-    DEVICES,
-    Hello,
-    LampClose,
-    LampOpen,
-    Message,
-    Result,
-    Source,
-)
+from harness.wire.line_events import Received
+from harness.wire.link import Link
+from harness.wire.messages import CATALOGUE, DEVICES, Hello, LampClose, LampOpen, Message, Result, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
 from harness.wire.transports.pty import PtyPort

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from harness.bench.devices.translate import EventTranslator
-from harness.wire.protocol.messages import (
+from harness.wire.messages import (
     BowlOff,
     BowlOn,
     ConsoleRearranged,

@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gameserver.dialects import bus_wire
+from gameserver.dialects.bus import wire as bus_wire
 from gameserver.protocol import BadFrame as ServerBadFrame
 from harness.wire.dialects import DialectError, load_dialect, plan_lines
-from harness.wire.dialects.bus_codec import ADDRESS, CODEC, REPORT_CODES, Poll
-from harness.wire.protocol.codec import BadFrame, EncodeError, encode_body
-from harness.wire.protocol.messages import (
+from harness.wire.dialects.bus.catalogue import ADDRESS, REPORT_CODES, Poll
+from harness.wire.dialects.bus.codec import CODEC
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.messages import (
     DEVICES,
     LAMP_COMMANDS,
     TAGGABLE,
@@ -30,6 +31,7 @@ from harness.wire.protocol.messages import (
     NakReason,
     Source,
 )
+from harness.wire.text import encode_body
 from tests.protocol.proto_strategies import event_times, messages_of, values
 
 bus_seqs = st.integers(1, 255)

@@ -16,20 +16,11 @@ from gameserver.dialects.bus import BusLine
 from gameserver.protocol import BadFrame as ServerBadFrame
 from gameserver.protocol import Frame as ServerFrame
 from harness.wire.dialects import EndSettings, load_dialect, plan_lines
-from harness.wire.dialects.bus_codec import CODEC, Poll
-from harness.wire.protocol.codec import BadFrame
-from harness.wire.protocol.link import Delivered, LinkChanged, Received
-from harness.wire.protocol.messages import (
-    DEVICES,
-    BowlOff,
-    BowlOn,
-    Frame,
-    LampOpen,
-    Result,
-    ShakeEnd,
-    ShakeStart,
-    Source,
-)
+from harness.wire.dialects.bus.catalogue import Poll
+from harness.wire.dialects.bus.codec import CODEC
+from harness.wire.frame_errors import BadFrame
+from harness.wire.line_events import Delivered, LinkChanged, Received
+from harness.wire.messages import DEVICES, BowlOff, BowlOn, Frame, LampOpen, Result, ShakeEnd, ShakeStart, Source
 
 Item = tuple[str, str, int, str | None, str | None]  # src, type, seq, round, at
 Drop = Callable[[Frame], bool]

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from gameserver.dialects import bus_wire
+from gameserver.dialects.bus import wire as bus_wire
 from gameserver.protocol import BadFrame as ServerBadFrame
 from harness.wire.dialects.bus import BusDialect, golden_frame
-from harness.wire.dialects.bus_codec import CODEC
+from harness.wire.dialects.bus.codec import CODEC
 from harness.wire.dialects.parts import crc16_modbus
-from harness.wire.protocol.codec import BadFrame
-from harness.wire.protocol.messages import Frame
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import Frame
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "protocol" / "xocdia-bus"
 

@@ -14,15 +14,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import gameserver.dialects.jsonl as gs
+import gameserver.dialects.jsonl.line as gs
 from gameserver.dialects import DIALECTS
 from gameserver.protocol import BadFrame as ServerBadFrame
 from gameserver.protocol import Frame as ServerFrame
 from harness.wire.dialects import DialectError, load_dialect, plan_lines
 from harness.wire.dialects.jsonl import MAX_SEQ, MAX_TS, JsonlReaderDialect, golden_frame, jsonl_codec
 from harness.wire.dialects.registry import names
-from harness.wire.protocol.codec import BadFrame, EncodeError
-from harness.wire.protocol.messages import (
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.messages import (
     Ack,
     BowlOn,
     Frame,

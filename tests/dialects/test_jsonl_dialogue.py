@@ -16,9 +16,9 @@ from gameserver.protocol import BadFrame as ServerBadFrame
 from gameserver.protocol import Frame as ServerFrame
 from harness.wire.dialects import EndSettings, load_dialect, plan_lines
 from harness.wire.dialects.jsonl import FAST_RETRIES, RETRY_S, JsonlReaderDialect, ReaderEnd, ReaderServerEnd
-from harness.wire.protocol.codec import BadFrame
-from harness.wire.protocol.link import Delivered, LinkChanged, Refused, Rejected
-from harness.wire.protocol.messages import Frame, LampOpen, ReaderRearranged, Result, Source
+from harness.wire.frame_errors import BadFrame
+from harness.wire.line_events import Delivered, LinkChanged, Refused, Rejected
+from harness.wire.messages import Frame, LampOpen, ReaderRearranged, Result, Source
 
 DIALECT = load_dialect("xocdia-jsonl")
 assert isinstance(DIALECT, JsonlReaderDialect)

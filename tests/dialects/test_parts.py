@@ -17,7 +17,7 @@ from harness.wire.dialects.parts import (
     StxEtxFramer,
     crc16_modbus,
 )
-from harness.wire.protocol.codec import BadFrame, ErrorReason
+from harness.wire.frame_errors import BadFrame, ErrorReason
 
 
 def test_check_values_from_the_crc_catalogue() -> None:

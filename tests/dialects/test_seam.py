@@ -21,11 +21,11 @@ from harness.wire.dialects import (
     load_dialect,
     plan_lines,
 )
-from harness.wire.dialects.ascii_v1 import AsciiBodyMap
+from harness.wire.dialects.ascii.dialect import AsciiBodyMap
 from harness.wire.dialects.conformance import check_dialogue, check_fuzz, check_round_trip
 from harness.wire.dialects.parts import DelimitedFramer, NoIntegrity
 from harness.wire.dialects.push import PushDialect
-from harness.wire.protocol.messages import DEVICES
+from harness.wire.messages import DEVICES
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "acme_dialect"

@@ -18,7 +18,7 @@ from harness.bench.rig import Rig
 from harness.faults.injector import run_schedule
 from harness.faults.prepare import prepare_bench
 from harness.faults.schedule import load_schedule
-from harness.wire.protocol.messages import DEVICES
+from harness.wire.messages import DEVICES
 
 pytestmark = pytest.mark.slow
 

@@ -26,7 +26,7 @@ from harness.cli import main
 from harness.faults.injector import run_schedule
 from harness.faults.prepare import InjectionRefused
 from harness.files import load_profile
-from harness.wire.protocol.messages import DEVICES
+from harness.wire.messages import DEVICES
 from tests.faults.faults_helpers import Make, bet_ops, fault
 from tests.support.gs_process import ServerProcess
 

@@ -7,8 +7,8 @@ import time
 
 from gameserver.events import ReportKind, TableReport
 from gameserver.gateway import DeviceGateway, open_serial
-from harness.wire.protocol.codec import encode
-from harness.wire.protocol.messages import BowlOn, Frame, Hello, Source
+from harness.wire.messages import BowlOn, Frame, Hello, Source
+from harness.wire.text import encode
 from harness.wire.transports.netserver import SerialServer
 
 

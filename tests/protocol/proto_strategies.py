@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from harness.wire.protocol.messages import (
+from harness.wire.messages import (
     CATALOGUE,
     TAGGABLE,
     Ack,

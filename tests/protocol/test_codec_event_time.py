@@ -7,9 +7,10 @@ import binascii
 
 import pytest
 
-from harness.wire.protocol.codec import BadFrame, EncodeError, ErrorReason, encode, parse_frame
-from harness.wire.protocol.link import Link, Received
-from harness.wire.protocol.messages import (
+from harness.wire.frame_errors import BadFrame, EncodeError, ErrorReason
+from harness.wire.line_events import Received
+from harness.wire.link import Link
+from harness.wire.messages import (
     TAGGABLE,
     BowlOff,
     BowlOn,
@@ -24,6 +25,7 @@ from harness.wire.protocol.messages import (
     ShakeStart,
     Source,
 )
+from harness.wire.text import encode, parse_frame
 
 
 def _frame(body: bytes) -> bytes:

@@ -1,4 +1,4 @@
-"""The decoder remembers the message part of every valid frame (``codec._KNOWN``) to decode repeats quickly; that
+"""The decoder remembers the message part of every valid frame (``harness.wire.text._KNOWN``) to decode repeats quickly; that
 memory must never change a verdict. With the message part already seen, every variant of the frame's header
 (version, seq) and of its trailing round tag and event time decodes exactly as with nothing remembered."""
 
@@ -7,9 +7,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol import codec
-from harness.wire.protocol.codec import BadFrame, FrameDecoder, crc16, encode, parse_frame
-from harness.wire.protocol.messages import Frame
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import Frame
+from harness.wire import text as codec
+from harness.wire.text import FrameDecoder, encode, parse_frame
+from harness.wire.text.envelope import crc16
 from tests.protocol.proto_strategies import frames
 
 VERSIONS = [b"1", b"01", b"2", b"", b"+1"]

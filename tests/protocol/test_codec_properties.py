@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.codec import BadFrame, EncodeError, FrameDecoder, encode
-from harness.wire.protocol.messages import BowlOff, Drop, DropItem, Frame, Result, Source
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.messages import BowlOff, Drop, DropItem, Frame, Result, Source
+from harness.wire.text import FrameDecoder, encode
 from tests.protocol.proto_strategies import frames
 
 FAST = settings(max_examples=150, deadline=None)

@@ -8,10 +8,11 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.codec import FrameDecoder, crc16, parse_frame
-from harness.wire.protocol.decoder import _parse_checked
-from harness.wire.protocol.known_frames import KNOWN, TEMPLATES
-from harness.wire.protocol.messages import Ack, Frame, LampClose, Source
+from harness.wire.messages import Ack, Frame, LampClose, Source
+from harness.wire.text import FrameDecoder, parse_frame
+from harness.wire.text.decoder import _parse_checked
+from harness.wire.text.envelope import crc16
+from harness.wire.text.known_frames import KNOWN, TEMPLATES
 
 HEADS = [*sorted(TEMPLATES), b"SRV ACK off", b"SRV  ACK of", b"SRV HB of", b"SRV OPEN round", b"BOWL OFF touch"]
 HEADERS = [b"1 0", b"1 1", b"1 7", b"1 65535", b"1 65536", b"1 01", b"2 1", b"01 1", b"1 -1", b"1  1"]

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from harness.wire.protocol.codec import BadFrame, EncodeError, ErrorReason, FrameDecoder, crc16, encode, parse_frame
-from harness.wire.protocol.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
+from harness.wire.frame_errors import BadFrame, EncodeError, ErrorReason
+from harness.wire.messages import CATALOGUE, MESSAGE_TYPES, BowlOn, Frame, Hello, LampClose, Source
+from harness.wire.text import FrameDecoder, encode, parse_frame
+from harness.wire.text.envelope import crc16
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "protocol"

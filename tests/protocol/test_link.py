@@ -9,18 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.link import Delivered, Link, LinkChanged, Received, Refused
-from harness.wire.protocol.messages import (
-    BowlOff,
-    BowlOn,
-    Hello,
-    LampClose,
-    LampOpen,
-    NakReason,
-    ShakeEnd,
-    ShakeStart,
-    Source,
-)
+from harness.wire.line_events import Delivered, LinkChanged, Received, Refused
+from harness.wire.link import Link
+from harness.wire.messages import BowlOff, BowlOn, Hello, LampClose, LampOpen, NakReason, ShakeEnd, ShakeStart, Source
 
 
 def bowl_link() -> Link:

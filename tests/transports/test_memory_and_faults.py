@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.wire.protocol.codec import BadFrame, ErrorReason, FrameDecoder, encode
+from harness.wire.frame_errors import BadFrame, ErrorReason
+from harness.wire.text import FrameDecoder, encode
 from harness.wire.transports.base import TransportClosed
 from harness.wire.transports.faults import Fault, FaultRates, FaultyTransport
 from harness.wire.transports.memory import MemoryEnd, memory_pipe

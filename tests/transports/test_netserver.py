@@ -11,9 +11,10 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.codec import BadFrame, FrameDecoder
-from harness.wire.protocol.link import Delivered, LinkEvent
-from harness.wire.protocol.messages import BowlOn, Frame, Hello, Source
+from harness.wire.frame_errors import BadFrame
+from harness.wire.line_events import Delivered, LinkEvent
+from harness.wire.messages import BowlOn, Frame, Hello, Source
+from harness.wire.text import FrameDecoder
 from harness.wire.transports.netserver import SerialServer
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import serial
 
-from harness.wire.protocol.codec import BadFrame, FrameDecoder
-from harness.wire.protocol.messages import Frame
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import Frame
+from harness.wire.text import FrameDecoder
 from harness.wire.transports.pty import PtyPort
 from harness.wire.transports.url import SerialUrl
 

@@ -10,8 +10,8 @@ import pytest
 import serial
 
 from harness.bench.devices.hub import DeviceHub
-from harness.wire.protocol.codec import FrameDecoder
-from harness.wire.protocol.messages import BowlOff, BowlOn, Frame, Source
+from harness.wire.messages import BowlOff, BowlOn, Frame, Source
+from harness.wire.text import FrameDecoder
 from harness.wire.trace import TraceRecorder, TracingTransport, read_trace, replay
 from harness.wire.transports.pty import PtyPort
 

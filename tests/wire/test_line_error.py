@@ -11,8 +11,9 @@ from harness.bench.config import load_bench
 from harness.faults.injector import run_schedule
 from harness.faults.schedule import parse_schedule
 from harness.faults.schedule_model import SERIAL_KINDS, SERIAL_RATE_KINDS, FaultKind
-from harness.wire.protocol.codec import BadFrame, FrameDecoder, encode
-from harness.wire.protocol.messages import BowlOn, Frame, Source
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import BowlOn, Frame, Source
+from harness.wire.text import FrameDecoder, encode
 from harness.wire.transports.faults import Fault, FaultRates, FaultyTransport, line_error
 from harness.wire.transports.memory import memory_pipe
 

@@ -1,13 +1,13 @@
 """The device-dialect seam: how a table's devices put its semantic messages on a line, in small parts a lab writes.
 
-The table speaks in semantic messages (:mod:`harness.wire.protocol.messages`: BOWL ON, READER RESULT, lamp OPEN ...)
-inside a :class:`~harness.wire.protocol.messages.Frame` (sender, sequence number, round tag, event time). A
+The table speaks in semantic messages (:mod:`harness.wire.messages`: BOWL ON, READER RESULT, lamp OPEN ...)
+inside a :class:`~harness.wire.messages.Frame` (sender, sequence number, round tag, event time). A
 *dialect* decides everything between those frames and the bytes on a line:
 
 - :class:`Framer`: where one frame ends and the next begins (delimiters, a length prefix, STX/ETX with escaping);
 - :class:`Integrity`: the check sealed onto each frame (CRC-16/CCITT-FALSE, CRC-16/MODBUS, LRC, none);
 - :class:`MessageMap`: frame bodies ↔ semantic frames. A body with no meaning is returned as a
-  :class:`~harness.wire.protocol.codec.BadFrame` (reason ``type``): kept and traced, never silently dropped;
+  :class:`~harness.wire.text.BadFrame` (reason ``type``): kept and traced, never silently dropped;
 - the dialogue: who speaks first, acknowledgements, retransmission, heartbeats, polling. It is the pair of line ends a
   dialect builds: :class:`DeviceEnd` (the devices' side of one line) and :class:`ServerEnd` (a server's side).
 
@@ -16,7 +16,7 @@ its own from :meth:`Dialect.codec` (the shipped ASCII dialect does, for speed). 
 (an addressed bus): :meth:`Dialect.lines` says which line carries which device roles.
 
 Nothing here touches a port or a clock: line ends are fed bytes and the time (sim or wall seconds) and say when
-they next need to run, exactly like :class:`harness.wire.protocol.link.Link`.
+they next need to run, exactly like :class:`harness.wire.link.Link`.
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from harness.errors import InputError
-from harness.wire.protocol.codec import BadFrame, ErrorReason
-from harness.wire.protocol.link import LinkEvent
-from harness.wire.protocol.messages import DEVICES, Frame, Message, Source
+from harness.wire.frame_errors import BadFrame, ErrorReason
+from harness.wire.line_events import LinkEvent
+from harness.wire.messages import DEVICES, Frame, Message, Source
 
 #: The kinds of medium a line may need; a bench maps each to a transport (docs/dialects/README.md).
 MEDIA = ("serial", "tcp")
@@ -78,7 +78,7 @@ class MessageMap(ABC):
 
     @abstractmethod
     def encode(self, frame: Frame) -> bytes:
-        """The body for ``frame``. Raises :class:`~harness.wire.protocol.codec.EncodeError` naming the field when the
+        """The body for ``frame``. Raises :class:`~harness.wire.text.EncodeError` naming the field when the
         dialect cannot express it."""
 
     @abstractmethod

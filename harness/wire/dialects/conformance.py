@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from harness.wire.dialects.base import Dialect, EndSettings, FrameCodec
-from harness.wire.protocol.codec import BadFrame, EncodeError
-from harness.wire.protocol.link import Received
-from harness.wire.protocol.messages import (
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.line_events import Received
+from harness.wire.messages import (
     CATALOGUE,
     TAGGABLE,
     BowlOff,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import binascii
 
 from harness.wire.dialects.base import Framer, Integrity
-from harness.wire.protocol.codec import BadFrame, ErrorReason
+from harness.wire.frame_errors import BadFrame, ErrorReason
 
 STX, ETX, DLE = 0x02, 0x03, 0x10
 

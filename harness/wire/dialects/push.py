@@ -2,7 +2,7 @@
 (ACK/NAK), retransmitted until it is, and duplicates are suppressed; both ends say HELLO first and send heartbeats
 when quiet (docs/protocol.md §4-§5). A dialect that only changes the frames (framing, integrity, message map)
 subclasses :class:`PushDialect` and implements :meth:`~harness.wire.dialects.base.Dialect.codec`: both line ends come
-from :class:`~harness.wire.protocol.link.Link` driven by that codec.
+from :class:`~harness.wire.link.Link` driven by that codec.
 """
 
 from __future__ import annotations
@@ -15,17 +15,10 @@ from harness.wire.dialects.base import (
     RoleEvent,
     ServerEnd,
 )
-from harness.wire.protocol.codec import BadFrame
-from harness.wire.protocol.link import Link, LinkChanged, LinkEvent, Received, Rejected
-from harness.wire.protocol.messages import (
-    CATALOGUE,
-    DEVICES,
-    LAMP_COMMANDS,
-    Frame,
-    Hello,
-    Message,
-    Source,
-)
+from harness.wire.frame_errors import BadFrame
+from harness.wire.line_events import LinkChanged, LinkEvent, Received, Rejected
+from harness.wire.link import Link
+from harness.wire.messages import CATALOGUE, DEVICES, LAMP_COMMANDS, Frame, Hello, Message, Source
 
 #: Every data message a device may send (what a server end accepts).
 DEVICE_REPORTS: frozenset[type[Message]] = frozenset(

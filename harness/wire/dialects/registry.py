@@ -9,13 +9,13 @@ from importlib import metadata
 from typing import Any
 
 from harness.wire.dialects.base import Dialect, DialectError, LineSpec, check_parts
-from harness.wire.protocol.messages import DEVICES, Source
+from harness.wire.messages import DEVICES, Source
 
 ENTRY_POINT_GROUP = "xocdia_hil.dialects"
 DEFAULT_DIALECT = "xocdia-ascii"
 #: The dialects this package ships: name -> ``module:Class``.
 SHIPPED: dict[str, str] = {
-    "xocdia-ascii": "harness.wire.dialects.ascii_v1:AsciiDialect",
+    "xocdia-ascii": "harness.wire.dialects.ascii:AsciiDialect",
     "xocdia-bus": "harness.wire.dialects.bus:BusDialect",
     "xocdia-jsonl": "harness.wire.dialects.jsonl:JsonlReaderDialect",
 }

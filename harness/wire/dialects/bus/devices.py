@@ -1,0 +1,179 @@
+"""The devices' end of an ``xocdia-bus`` line (docs/dialects/xocdia-bus.md §5).
+
+Guarantees: :class:`BusDeviceEnd` emulates every device on one line: it answers each POLL to one of its addresses with
+that device's oldest unacknowledged report (the same seq and bytes until a later POLL acknowledges it, also across a
+reconnect) or NOTHING, and each lamp WRITE with an ACK; it speaks only when addressed. Sans I/O, like
+:class:`harness.wire.link.Link`: fed bytes and the time, it says when it next needs to run.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from harness.wire.dialects.base import DeviceEnd, Dialect, EndSettings, LineSpec, RoleEvent
+from harness.wire.dialects.bus.catalogue import EPS, REPORT_CODES, Poll, next_seq
+from harness.wire.dialects.bus.codec import CODEC
+from harness.wire.frame_errors import BadFrame, ErrorReason
+from harness.wire.line_events import Delivered, LinkChanged, Received, Rejected
+from harness.wire.messages import LAMP_COMMANDS, Ack, Frame, Heartbeat, Hello, Message, Source
+
+_REPORTS: dict[Source, frozenset[type[Message]]] = {
+    src: frozenset(cls for owner, cls in REPORT_CODES.values() if owner is src) for src in Source
+}
+
+
+@dataclass(slots=True)
+class _Report:
+    """A report waiting or offered: its seq and bytes are fixed when first offered, and kept until acknowledged
+    (also across a reconnect)."""
+
+    message: Message
+    round: str | None = None
+    at: int | None = None
+    seq: int = 0
+    raw: bytes = b""
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One device on the line."""
+
+    role: Source
+    hello: Hello
+    queue: deque[_Report] = field(default_factory=deque)
+    flight: _Report | None = None  # the report offered in the last reply, until a poll acknowledges it
+    hello_due: bool = False
+    up: bool = False
+    last_rx: float = 0.0
+    next_seq: int = 1
+    last_write: Frame | None = None  # the lamp: the last WRITE acted on (its seq and its command)
+
+
+class BusDeviceEnd(DeviceEnd):
+    """Every device of one bus line: answers polls and lamp writes addressed to them (see the module doc)."""
+
+    def __init__(self, dialect: Dialect, line: LineSpec, settings: EndSettings) -> None:
+        self.roles = line.roles
+        self.units = {r: _Unit(r, Hello(f"{r.value}-{settings.unit}", 1, settings.firmware)) for r in line.roles}
+        self.require_ack = settings.require_ack
+        self.silence_s = settings.silence_s
+        self.decoder = CODEC.decoder()
+        self.opened = False
+        self._out = bytearray()
+        self._events: list[RoleEvent] = []
+
+    def open(self, now: float) -> None:
+        self.opened = True
+        self.decoder = CODEC.decoder()
+        self._out.clear()
+        for unit in self.units.values():
+            unit.hello_due = True
+            unit.last_rx = now
+            unit.queue = deque(r for r in unit.queue if not isinstance(r.message, Hello))
+
+    def close(self) -> None:
+        self.opened = False
+        for unit in self.units.values():
+            if unit.up:
+                unit.up = False
+                self._events.append((unit.role, LinkChanged(False, "port closed")))
+
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        unit = self.units.get(src)
+        if unit is None:
+            raise ValueError(f"this line carries {', '.join(r.value for r in self.roles)}, not {src.value}")
+        if type(message) not in _REPORTS[src]:
+            raise ValueError(f"{src.value} does not report {type(message).__name__} on the bus")
+        CODEC.encode(Frame(1, src, message, round=round, at=at))  # refuse a bad report now (EncodeError)
+        unit.queue.append(_Report(message, round, at))
+
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        first = self.roles[0]
+        for item in self.decoder.feed(data):
+            if isinstance(item, BadFrame):
+                self._events.append((item.src if item.src in self.units else first, Rejected(item)))
+                continue
+            msg = item.message
+            if isinstance(msg, Poll):
+                unit = self.units.get(msg.device)
+                if unit is None:
+                    self._reject(item, first, f"POLL to {msg.device.value}, which is not on this line")
+                else:
+                    self._seen(unit, now)
+                    self._answer_poll(unit, msg.ack)
+            elif type(msg) in LAMP_COMMANDS:
+                unit = self.units.get(Source.LAMP)
+                if unit is None:
+                    self._reject(item, first, "a lamp command, and the lamp is not on this line")
+                else:
+                    self._seen(unit, now)
+                    self._answer_write(unit, item)
+            else:
+                self._reject(item, item.src if item.src in self.units else first, "a reply on the devices' side")
+        return self.take_events()
+
+    def _reject(self, frame: Frame, role: Source, why: str) -> None:
+        self._events.append((role, Rejected(BadFrame(ErrorReason.TYPE, CODEC.encode(frame), why, frame.seq, None))))
+
+    def _seen(self, unit: _Unit, now: float) -> None:
+        unit.last_rx = now
+        if not unit.up:
+            unit.up = True
+            self._events.append((unit.role, LinkChanged(True, "polled by the master")))
+
+    def _answer_poll(self, unit: _Unit, ack: int) -> None:
+        flight = unit.flight
+        if flight is not None and ack == flight.seq:
+            self._events.append((unit.role, Delivered(ack, flight.message)))
+            unit.flight = flight = None
+        if unit.hello_due:  # the first answer after (re)opening is HELLO; an unacknowledged report waits behind it
+            unit.hello_due = False
+            if flight is not None and not isinstance(flight.message, Hello):
+                unit.queue.appendleft(flight)  # keeps its seq: the master may still acknowledge it
+            flight = unit.flight = _Report(unit.hello)
+        elif flight is None and unit.queue:
+            flight = unit.flight = unit.queue.popleft()
+        if flight is None:
+            self._out += CODEC.encode(Frame(0, unit.role, Heartbeat()))
+            return
+        if not flight.seq:
+            flight.seq, unit.next_seq = unit.next_seq, next_seq(unit.next_seq)
+            flight.raw = CODEC.encode(Frame(flight.seq, unit.role, flight.message, round=flight.round, at=flight.at))
+        self._out += flight.raw
+        if not self.require_ack:  # fire and forget: offered once
+            unit.flight = None
+
+    def _answer_write(self, unit: _Unit, frame: Frame) -> None:
+        # a repeat is the same write byte for byte; a restarted master numbers its writes from 1 again, so a new
+        # command under the seq of the last one acted on is not a repeat (docs/dialects/xocdia-bus.md §5.3)
+        if frame != unit.last_write:
+            unit.last_write = frame
+            self._events.append((unit.role, Received(frame)))
+        self._out += CODEC.encode(Frame(0, unit.role, Ack(frame.seq)))
+
+    def poll(self, now: float) -> list[RoleEvent]:
+        for unit in self.units.values():
+            if unit.up and now >= unit.last_rx + self.silence_s - EPS:
+                unit.up = False
+                self._events.append((unit.role, LinkChanged(False, f"not polled for {self.silence_s:g} s")))
+        return self.take_events()
+
+    def next_deadline(self) -> float | None:
+        if not self.opened:
+            return None
+        due = min((u.last_rx + self.silence_s for u in self.units.values() if u.up), default=math.inf)
+        return None if math.isinf(due) else due
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def take_events(self) -> list[RoleEvent]:
+        events, self._events = self._events, []
+        return events
+
+    def pending(self) -> int:
+        return sum(len(u.queue) + (u.flight is not None) for u in self.units.values())

@@ -1,0 +1,284 @@
+"""``xocdia-jsonl``'s dialogue (docs/dialects/xocdia-jsonl.md §4-§5): the reader's end and a server's end of its line.
+
+Guarantees: the reader numbers its data objects once per run (power-up to power-down), never per connection, sends a
+hello on every connection and keeps one data object unacknowledged at a time, retransmitting on the timers below; the
+server's end acknowledges every data object, delivers each read once per run (a copy re-sent after a reconnect is
+acknowledged and dropped), sends heartbeats when quiet and reports silence.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from harness.wire.dialects.base import DeviceEnd, EndSettings, FrameCodec, RoleEvent, ServerEnd, StreamDecoder
+from harness.wire.dialects.jsonl.codec import MAX_SEQ, VERSION
+from harness.wire.frame_errors import NAK_FOR, BadFrame, ErrorReason
+from harness.wire.line_events import Delivered, LinkChanged, LinkEvent, Refused, Rejected
+from harness.wire.messages import (
+    Ack,
+    Frame,
+    Heartbeat,
+    Hello,
+    Message,
+    Nak,
+    NakReason,
+    ReaderRearranged,
+    Result,
+    Source,
+)
+
+#: Stop and wait (docs/protocol.md §4): the first retries every RETRY_S, after FAST_RETRIES of them every SLOW_RETRY_S.
+RETRY_S = 0.2
+FAST_RETRIES = 5
+SLOW_RETRY_S = 1.0
+#: Data sequence numbers a server remembers (per line, per run) to suppress duplicates.
+REMEMBER = 64
+
+
+@dataclass(slots=True)
+class _Item:
+    message: Message
+    round: str | None
+    at: int | None
+    seq: int | None = None  # fixed when first sent, kept across reconnects
+
+
+@dataclass(slots=True)
+class _Flight:
+    item: _Item
+    raw: bytes
+    due: float
+    tries: int = 0
+
+
+class ReaderEnd(DeviceEnd):
+    """The reader's end of its line: hello on every connection, then its reads, one unacknowledged at a time.
+
+    Sequence numbers belong to the reader's run, not to a connection: a read that was not acknowledged when the
+    connection dropped is re-sent after the next hello with its own ``seq``, so the server can tell it is a copy."""
+
+    def __init__(self, codec: FrameCodec, settings: EndSettings) -> None:
+        self.roles = (Source.READER,)
+        self.codec = codec
+        self.hello = Hello(f"READER-{settings.unit}", 1, settings.firmware)
+        self.require_ack = settings.require_ack
+        self.heartbeat_s = settings.heartbeat_s
+        self.silence_s = settings.silence_s
+        self.decoder: StreamDecoder = codec.decoder()
+        self.queue: deque[_Item] = deque()
+        self.inflight: _Flight | None = None
+        self.opened = False
+        self.up = False
+        self._next_seq = 1
+        self._last_rx = 0.0
+        self._last_tx = 0.0
+        self._out = bytearray()
+        self._events: list[LinkEvent] = []
+
+    def _tag(self, events: list[LinkEvent]) -> list[RoleEvent]:
+        return [(Source.READER, e) for e in events]
+
+    def open(self, now: float) -> None:
+        flight, self.inflight = self.inflight, None
+        if flight is not None:
+            self.queue.appendleft(flight.item)
+        if not (self.queue and isinstance(self.queue[0].message, Hello)):
+            self.queue.appendleft(_Item(self.hello, None, None))  # an unacknowledged hello keeps its seq
+        self.decoder = self.codec.decoder()
+        self._out.clear()
+        self._out += b"\n"  # ends whatever the last connection left half-written at the other end
+        self.opened = True
+        self._last_rx = now
+        self._pump(now)
+
+    def close(self) -> None:
+        self.opened = False
+        if self.up:
+            self.up = False
+            self._events.append(LinkChanged(False, "connection closed"))
+
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        if src is not Source.READER:
+            raise ValueError(f"this line carries READER, not {src.value}")
+        if not isinstance(message, Result | ReaderRearranged):
+            raise ValueError(f"the reader sends RESULT and REARRANGED, not {message.TYPE}")
+        self.codec.encode(Frame(1, Source.READER, message, round=round, at=at))  # refuse it now, not when it goes out
+        self.queue.append(_Item(message, round, at))
+        self._pump(now)
+
+    def _emit(self, raw: bytes, now: float) -> None:
+        self._out += raw
+        self._last_tx = now
+
+    def _pump(self, now: float) -> None:
+        if not self.opened:
+            return
+        while self.queue and self.inflight is None:
+            item = self.queue.popleft()
+            if item.seq is None:
+                if self._next_seq > MAX_SEQ:  # the run's numbers are used up: a new run, introduced by its hello
+                    self._next_seq = 1
+                    self.queue.appendleft(item)
+                    item = _Item(self.hello, None, None)
+                item.seq = self._next_seq
+                self._next_seq += 1
+            raw = self.codec.encode(Frame(item.seq, Source.READER, item.message, round=item.round, at=item.at))
+            self._emit(raw, now)
+            if self.require_ack:
+                self.inflight = _Flight(item, raw, now + RETRY_S)
+
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        for item in self.decoder.feed(data):
+            if isinstance(item, BadFrame):
+                self._events.append(Rejected(item))
+                continue
+            if item.src is not Source.SERVER:
+                self._events.append(Rejected(BadFrame(ErrorReason.TYPE, b"", f"the reader does not take {item.src}")))
+                continue
+            self._last_rx = now
+            if not self.up:
+                self.up = True
+                self._events.append(LinkChanged(True, "object from SRV"))
+            msg = item.message
+            flight = self.inflight
+            if isinstance(msg, Ack | Nak) and flight is not None and msg.of == flight.item.seq:
+                self.inflight = None
+                if isinstance(msg, Ack):
+                    self._events.append(Delivered(msg.of, flight.item.message))
+                else:
+                    self._events.append(Refused(msg.of, flight.item.message, msg.reason))
+                self._pump(now)
+        return self.take_events()
+
+    def poll(self, now: float) -> list[RoleEvent]:
+        flight = self.inflight
+        if self.opened and flight is not None and now >= flight.due:
+            flight.tries += 1
+            if flight.tries == FAST_RETRIES + 1 and self.up:
+                self.up = False
+                self._events.append(
+                    LinkChanged(False, f"no ack for seq {flight.item.seq} after {FAST_RETRIES} retries")
+                )
+            flight.due = now + (SLOW_RETRY_S if flight.tries > FAST_RETRIES else RETRY_S)
+            self._emit(flight.raw, now)
+        if self.up and now >= self._last_rx + self.silence_s:
+            self.up = False
+            self._events.append(LinkChanged(False, f"nothing received for {self.silence_s:g} s"))
+        if self.opened and now >= self._last_tx + self.heartbeat_s:
+            self._emit(self.codec.encode(Frame(0, Source.READER, Heartbeat())), now)
+        return self.take_events()
+
+    def next_deadline(self) -> float | None:
+        if not self.opened:
+            return None
+        times = [self._last_tx + self.heartbeat_s]
+        if self.inflight is not None:
+            times.append(self.inflight.due)
+        if self.up:
+            times.append(self._last_rx + self.silence_s)
+        soonest = min(times)
+        return None if math.isinf(soonest) else soonest
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def take_events(self) -> list[RoleEvent]:
+        events, self._events = self._events, []
+        return self._tag(events)
+
+    def pending(self) -> int:
+        return len(self.queue) + (self.inflight is not None)
+
+
+# --- a server's end -----------------------------------------------------------------------------------------------
+
+
+class ReaderServerEnd(ServerEnd):
+    """A server's end of the reader's line: acknowledges every data object, suppresses copies by ``seq`` within the
+    reader's run, sends ``hb`` when quiet and reports silence. Delivers a ``hello`` only when it starts a new run
+    (``seq`` 1): a hello that continues a run (a reconnect) changes nothing the server knows."""
+
+    def __init__(self, codec: FrameCodec, settings: EndSettings, now: float) -> None:
+        self.roles = (Source.READER,)
+        self.codec = codec
+        self.decoder = codec.decoder()
+        self.heartbeat_s = settings.heartbeat_s
+        self.silence_s = settings.silence_s
+        self.up = True  # expected up from the start: a reader silent since the line opened is reported
+        self._seen: deque[int] = deque(maxlen=REMEMBER)
+        self._last_hello: int | None = None  # seq of the hello accepted last, while nothing was accepted after it
+        self._last_rx = now
+        self._last_tx = now
+        self._out = bytearray()
+
+    def _control(self, message: Message, now: float) -> None:
+        self._out += self.codec.encode(Frame(0, Source.SERVER, message))
+        self._last_tx = now
+
+    def receive(self, data: bytes, now: float) -> list[Frame | BadFrame]:
+        out: list[Frame | BadFrame] = []
+        for item in self.decoder.feed(data):
+            if isinstance(item, BadFrame):
+                out.append(item)
+                nak = NAK_FOR.get(item.reason) if item.seq else None
+                if nak is not None and item.src is Source.READER and item.seq is not None:
+                    self._control(Nak(item.seq, nak), now)
+                continue
+            if item.src is not Source.READER:
+                out.append(BadFrame(ErrorReason.TYPE, b"", f"{item.src} {item.message.TYPE} on the reader's line"))
+                continue
+            self._last_rx = now
+            self.up = True
+            msg = item.message
+            if isinstance(msg, Heartbeat):
+                continue
+            seq = item.seq
+            if isinstance(msg, Hello):
+                if msg.proto != VERSION:
+                    self._control(Nak(seq, NakReason.VERSION), now)
+                    continue
+                self._control(Ack(seq), now)
+                if seq == self._last_hello:
+                    continue  # the hello just accepted, again
+                self._last_hello = seq
+                if seq == 1:  # a new run: its numbers start again
+                    self._seen.clear()
+                    self._seen.append(seq)
+                    out.append(item)
+                elif seq not in self._seen:
+                    self._seen.append(seq)
+                continue
+            self._control(Ack(seq), now)
+            if seq in self._seen:
+                continue  # a copy of a read already delivered
+            self._seen.append(seq)
+            self._last_hello = None
+            out.append(item)
+        return out
+
+    def send(self, message: Message, now: float) -> None:
+        raise ValueError(f"the reader takes no commands ({message.TYPE}): xocdia-jsonl carries only the reader")
+
+    def tick(self, now: float) -> list[Source]:
+        silent: list[Source] = []
+        if self.up and now >= self._last_rx + self.silence_s:
+            self.up = False
+            silent.append(Source.READER)
+        if now >= self._last_tx + self.heartbeat_s:
+            self._control(Heartbeat(), now)
+        return silent
+
+    def next_deadline(self) -> float | None:
+        due = self._last_tx + self.heartbeat_s
+        if self.up:
+            due = min(due, self._last_rx + self.silence_s)
+        return None if math.isinf(due) else due
+
+    def take_output(self) -> bytes:
+        out = bytes(self._out)
+        self._out.clear()
+        return out

@@ -1,1 +1,0 @@
-"""The table wire protocol (docs/protocol.md): messages, codec, link layer (ACK, retransmission, HB)."""
