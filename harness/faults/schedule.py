@@ -13,19 +13,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from harness.errors import InputError
+from harness.faults.kinds import PARAM_NAMES, PLAYER, SERIAL, SPECS, ParamSpec, ParamType, ParamValue
 from harness.faults.schedule_model import (
     DEVICES,
-    DROP_ITEMS,
-    KIND_PARAMS,
     KINDS,
-    LATENCY_KINDS,
     PHASES,
-    PLAYER_KINDS,
-    SERIAL_KINDS,
-    SERIAL_RATE_KINDS,
-    SERVER_KINDS,
     STAKES,
-    TABLE_KINDS,
     Fault,
     FaultKind,
     RandomFaults,
@@ -38,7 +31,7 @@ from harness.records import DeviceRole
 
 __all__ = ["ScheduleError", "load_schedule", "parse_schedule", "schedule_from_text"]
 
-_FAULT_KEYS = ("kind", "at", "target", "duration", "rate", "delay", "item", "token")
+_FAULT_KEYS = ("kind", "at", "target", "duration", *PARAM_NAMES)
 _TOP = ("seed", "rounds", "players", "balance", "bets_per_round", "stakes", "targets", "faults", "random",
         "probes", "description")  # fmt: skip
 
@@ -105,58 +98,59 @@ def _targets(c: Fields, raw: object) -> Targets:
 
 
 def _allowed(c: Fields, kind: FaultKind, where: str, targets: Targets) -> None:
-    for kinds, ok, name in (
-        (PLAYER_KINDS, targets.players, "players"),
-        (SERVER_KINDS, targets.server, "server"),
-        (TABLE_KINDS, targets.table, "table"),
-    ):
-        if kind in kinds and not ok:
-            raise c.fail(where, f"targets.{name} is false: this schedule may not inject {kind}", str(kind))
+    """Raises ScheduleError when the ``targets`` switch of ``kind``'s family is off."""
+    switch = SPECS[kind].family.switch
+    if switch and not getattr(targets, switch):
+        raise c.fail(where, f"targets.{switch} is false: this schedule may not inject {kind}", str(kind))
+
+
+def _param(c: Fields, param: ParamSpec, value: object, where: str) -> ParamValue:
+    """``value`` checked against ``param``'s type and allowed values. Raises ScheduleError naming ``where``."""
+    if param.type is ParamType.NUMBER:
+        return c.number(value, where, param.low, param.high)
+    if param.type is ParamType.WHOLE:
+        return c.whole(value, where, int(param.low), int(param.high))
+    return c.choice(value, where, param.choices)
 
 
 def _fault(c: Fields, raw: object, where: str, targets: Targets, pids: tuple[str, ...]) -> Fault:
     f = c.mapping(raw, where, _FAULT_KEYS)
     kind = FaultKind(c.choice(f.get("kind"), f"{where}.kind", KINDS))
+    spec = SPECS[kind]
+    family = spec.family
     _allowed(c, kind, f"{where}.kind", targets)
-    for key in ("rate", "delay", "item", "token"):
-        if key in f and key not in KIND_PARAMS.get(kind, ()):
-            raise c.fail(f"{where}.{key}", f"not a parameter of {kind}", f[key])
+    for key in PARAM_NAMES:
+        if key in f and key not in spec.param_names:
+            takes = f" (it takes {', '.join(spec.param_names)})" if spec.params else ""
+            raise c.fail(f"{where}.{key}", f"not a parameter of {kind}{takes}", f[key])
     if "at" not in f:
         raise c.fail(f"{where}.at", "missing (required): {round: N, phase: P} or {time: SECONDS}", None)
     at = c.mapping(f["at"], f"{where}.at", ("round", "phase", "time"))
     if "time" in at:
         if "round" in at or "phase" in at:
             raise c.fail(f"{where}.at", "either time, or round and phase, not both", at)
-        if kind in TABLE_KINDS:
-            raise c.fail(f"{where}.at.time", "table incidents are triggered by round only", at["time"])
+        if not family.timed:
+            raise c.fail(f"{where}.at.time", f"{family.noun} are triggered by round only", at["time"])
         trigger = Trigger(time=c.number(at["time"], f"{where}.at.time", 0.0, 1e6))
     else:
         rnd = c.whole(at.get("round"), f"{where}.at.round", 1, 100_000)
         trigger = Trigger(round=rnd, phase=c.choice(at.get("phase", "betting_open"), f"{where}.at.phase", PHASES))
-    if kind in SERIAL_KINDS:
+    if family == SERIAL:
         target = c.choice(f.get("target"), f"{where}.target", targets.devices)
-    elif kind in PLAYER_KINDS:
+    elif family == PLAYER:
         target = c.choice(f.get("target", "all"), f"{where}.target", ("all", *pids))
     else:
         if "target" in f:
             raise c.fail(f"{where}.target", f"{kind} takes no target", f["target"])
-        target = "server" if kind in SERVER_KINDS else "table"
-    if kind in TABLE_KINDS:
+        target = family.fixed_target
+    if not family.lasting:
         if "duration" in f:
-            raise c.fail(f"{where}.duration", "table incidents last one round and take no duration", f["duration"])
+            raise c.fail(f"{where}.duration", f"{family.noun} last one round and take no duration", f["duration"])
         duration = 0.0
     else:
         duration = c.number(f.get("duration", 1.0), f"{where}.duration", 0.001, 3600.0)
-    return Fault(
-        kind=kind,
-        at=trigger,
-        target=target,
-        duration=duration,
-        rate=c.number(f.get("rate", 0.3), f"{where}.rate", 0.0, 1.0) if kind in SERIAL_RATE_KINDS else 0.0,
-        delay=c.number(f.get("delay", 0.2), f"{where}.delay", 0.0, 60.0) if kind in LATENCY_KINDS else 0.0,
-        item=c.choice(f.get("item", "plate"), f"{where}.item", DROP_ITEMS) if kind == FaultKind.TABLE_DROP else "",
-        token=c.whole(f.get("token", 0), f"{where}.token", 0, 3) if kind == FaultKind.TABLE_STANDING else 0,
-    )
+    values = {p.name: _param(c, p, f.get(p.name, p.default), f"{where}.{p.name}") for p in spec.params}
+    return Fault(kind=kind, at=trigger, target=target, duration=duration).with_params(values)
 
 
 def _random(c: Fields, raw: object, targets: Targets) -> RandomFaults:
@@ -167,7 +161,7 @@ def _random(c: Fields, raw: object, targets: Targets) -> RandomFaults:
     kinds = tuple(FaultKind(c.choice(k, f"random.kinds[{i}]", KINDS)) for i, k in enumerate(kinds_raw))
     for i, k in enumerate(kinds):
         _allowed(c, k, f"random.kinds[{i}]", targets)
-    if any(k in SERIAL_KINDS for k in kinds) and not targets.devices:
+    if any(SPECS[k].family == SERIAL for k in kinds) and not targets.devices:
         raise c.fail(
             "random.kinds", "serial kinds need at least one device in targets.devices", [str(k) for k in kinds]
         )

@@ -2,88 +2,75 @@
 
 :class:`Schedule` holds a validated schedule (the run's shape, the targets faults may touch, explicit faults,
 random faults); :class:`Fault` is one concrete fault with its :class:`Trigger`. :func:`plan` expands a schedule,
-for one seed, into the faults a run applies: a pure function of (schedule, seed). The file format and its
-validation are :mod:`harness.faults.schedule`. See ``docs/faults.md``.
+for one seed, into the faults a run applies: a pure function of (schedule, seed). What each kind hits and which
+parameters it takes is :data:`harness.faults.kinds.SPECS`; the kind tuples here (``SERIAL_KINDS`` ...,
+``KIND_PARAMS``) are views of it. The file format and its validation are :mod:`harness.faults.schedule`. See
+``docs/faults.md``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from functools import lru_cache
 from typing import Any
 
 import yaml
 
+from harness.faults.kinds import (
+    DROP_ITEMS,
+    PLAYER,
+    SERIAL,
+    SERVER,
+    SPECS,
+    TABLE,
+    FaultKind,
+    ParamSpec,
+    ParamType,
+    ParamValue,
+    kinds_of,
+    kinds_with,
+)
 from harness.records import DeviceRole
 
-
-class FaultKind(StrEnum):
-    """What a fault breaks (``docs/faults.md``): a device's serial line, a player's connection, the server
-    process, or the table (an incident the scripted table plays in its round)."""
-
-    SERIAL_FLIP = "serial_flip"
-    SERIAL_DROP = "serial_drop"
-    SERIAL_DUPLICATE = "serial_duplicate"
-    SERIAL_REORDER = "serial_reorder"
-    SERIAL_LINE_ERROR = "serial_line_error"
-    SERIAL_LATENCY = "serial_latency"
-    SERIAL_UNPLUG = "serial_unplug"
-    PLAYER_DISCONNECT = "player_disconnect"
-    PLAYER_LATENCY = "player_latency"
-    PLAYER_BLACKHOLE = "player_blackhole"
-    PLAYER_RESET = "player_reset"
-    SERVER_KILL = "server_kill"
-    TABLE_DROP = "table_drop"
-    TABLE_STANDING = "table_standing"
-    TABLE_OVERLAP = "table_overlap"
-    TABLE_TOUCH = "table_touch"
-    TABLE_EARLY_LIFT = "table_early_lift"
-    TABLE_NO_SHAKE = "table_no_shake"
+__all__ = [
+    "DEVICES",
+    "DROP_ITEMS",
+    "KINDS",
+    "KIND_PARAMS",
+    "LATENCY_KINDS",
+    "PHASES",
+    "PLAYER_KINDS",
+    "SERIAL_KINDS",
+    "SERIAL_RATE_KINDS",
+    "SERVER_KINDS",
+    "STAKES",
+    "TABLE_KINDS",
+    "Fault",
+    "FaultKind",
+    "RandomFaults",
+    "Schedule",
+    "Targets",
+    "Trigger",
+    "plan",
+]
 
 
 PHASES = ("betting_open", "shaking", "betting_closed", "reveal", "settling")
 DEVICES = tuple(DeviceRole)
-SERIAL_KINDS = (
-    FaultKind.SERIAL_FLIP,
-    FaultKind.SERIAL_DROP,
-    FaultKind.SERIAL_DUPLICATE,
-    FaultKind.SERIAL_REORDER,
-    FaultKind.SERIAL_LINE_ERROR,
-    FaultKind.SERIAL_LATENCY,
-    FaultKind.SERIAL_UNPLUG,
-)
-SERIAL_RATE_KINDS = SERIAL_KINDS[:5]  # the serial kinds that hit a share (rate) of the frames
-PLAYER_KINDS = (
-    FaultKind.PLAYER_DISCONNECT,
-    FaultKind.PLAYER_LATENCY,
-    FaultKind.PLAYER_BLACKHOLE,
-    FaultKind.PLAYER_RESET,
-)
-SERVER_KINDS = (FaultKind.SERVER_KILL,)
-TABLE_KINDS = (
-    FaultKind.TABLE_DROP,
-    FaultKind.TABLE_STANDING,
-    FaultKind.TABLE_OVERLAP,
-    FaultKind.TABLE_TOUCH,
-    FaultKind.TABLE_EARLY_LIFT,
-    FaultKind.TABLE_NO_SHAKE,
-)
-LATENCY_KINDS = (FaultKind.SERIAL_LATENCY, FaultKind.PLAYER_LATENCY)  # they take a ``delay``
-KINDS = SERIAL_KINDS + PLAYER_KINDS + SERVER_KINDS + TABLE_KINDS
-DROP_ITEMS = ("bowl", "plate", "token")
+SERIAL_KINDS = kinds_of(SERIAL)
+SERIAL_RATE_KINDS = kinds_with("rate")  # the kinds that hit a share (rate) of the frames
+PLAYER_KINDS = kinds_of(PLAYER)
+SERVER_KINDS = kinds_of(SERVER)
+TABLE_KINDS = kinds_of(TABLE)
+LATENCY_KINDS = kinds_with("delay")
+KINDS = tuple(SPECS)
 STAKES = (100, 200, 500, 1000)
 
-# Which optional parameters each kind takes (besides kind, at, target, duration).
-KIND_PARAMS: dict[FaultKind, tuple[str, ...]] = {
-    **{k: ("rate",) for k in SERIAL_RATE_KINDS},
-    FaultKind.SERIAL_LATENCY: ("delay",),
-    FaultKind.PLAYER_LATENCY: ("delay",),
-    FaultKind.TABLE_DROP: ("item",),
-    FaultKind.TABLE_STANDING: ("token",),
-}
+#: Which optional parameters each kind takes (besides kind, at, target, duration); kinds that take none are absent.
+KIND_PARAMS: dict[FaultKind, tuple[str, ...]] = {k: s.param_names for k, s in SPECS.items() if s.params}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,14 +102,28 @@ class Fault:
 
     def to_data(self) -> dict[str, Any]:
         """The YAML mapping that :func:`harness.faults.schedule.parse_schedule` reads back as this fault."""
+        spec = SPECS[self.kind]
         out: dict[str, Any] = {"kind": str(self.kind), "at": self.at.to_data()}  # plain text: YAML-safe
-        if self.kind not in SERVER_KINDS and self.kind not in TABLE_KINDS:
+        if not spec.family.fixed_target:
             out["target"] = str(self.target)
-        if self.kind not in TABLE_KINDS:
+        if spec.family.lasting:
             out["duration"] = self.duration
-        for name in KIND_PARAMS.get(self.kind, ()):
-            out[name] = getattr(self, name)
+        for p in spec.params:
+            out[p.name] = getattr(self, p.name)
         return out
+
+    def with_params(self, values: Mapping[str, ParamValue]) -> Fault:
+        """This fault with the parameters in ``values`` (name → value) set; the others keep theirs.
+
+        Raises:
+            ValueError: a name in ``values`` that is not a parameter of this fault's kind.
+        """
+        names = SPECS[self.kind].param_names
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise ValueError(f"{self.kind} takes no parameter {unknown[0]!r} (its parameters: {names or 'none'})")
+        changes: dict[str, Any] = dict(values)
+        return replace(self, **changes)
 
     def describe(self) -> str:
         when = f"t={self.at.time:g}s" if self.at.time is not None else f"round {self.at.round} {self.at.phase}"
@@ -232,27 +233,35 @@ def plan(schedule: Schedule, seed: int | None = None) -> tuple[Fault, ...]:
             count = _poisson(rng, rf.rate)
             for _ in range(count):
                 kind = rng.choice(enabled)
+                family = SPECS[kind].family
                 phase = rng.choice(PHASES)
                 duration = round(rng.uniform(0.05, rf.max_duration), 3)
                 target: str
-                if kind in SERIAL_KINDS:
+                if family == SERIAL:
                     target = str(rng.choice(devices))
-                elif kind in PLAYER_KINDS:
+                elif family == PLAYER:
                     target = rng.choice(("all", *schedule.player_ids))
                 else:
-                    target = "server" if kind in SERVER_KINDS else "table"
+                    target = family.fixed_target
                 fault = Fault(kind, Trigger(rnd, phase), target, duration)
-                if kind in TABLE_KINDS:
+                if not family.lasting:
                     fault = replace(fault, at=Trigger(rnd, "betting_open"), duration=0.0)
-                    fault = replace(fault, item=rng.choice(DROP_ITEMS) if kind == FaultKind.TABLE_DROP else "")
-                    fault = replace(fault, token=rng.randrange(4) if kind == FaultKind.TABLE_STANDING else 0)
-                elif kind in LATENCY_KINDS:
-                    fault = replace(fault, delay=round(rng.uniform(0.01, 0.5), 3))
-                elif kind in SERIAL_RATE_KINDS:
-                    fault = replace(fault, rate=round(rng.uniform(0.05, 0.5), 3))
+                if SPECS[kind].params:
+                    fault = fault.with_params({p.name: _draw(rng, p) for p in SPECS[kind].params})
                 out.append(fault)
     order = {p: i for i, p in enumerate(PHASES)}
     return tuple(sorted(out, key=lambda f: (f.at.time is not None, f.at.time or 0.0, f.at.round, order[f.at.phase])))
+
+
+def _draw(rng: random.Random, param: ParamSpec) -> ParamValue:
+    """A random plan's value of ``param``, from ``rng`` only: a number uniform in its ``draw`` range (rounded to 3
+    places), a whole number in ``low``..``high``, one of its choices."""
+    if param.type is ParamType.NUMBER:
+        low, high = param.draw or (param.low, param.high)
+        return round(rng.uniform(low, high), 3)
+    if param.type is ParamType.WHOLE:
+        return rng.randrange(int(param.low), int(param.high) + 1)
+    return rng.choice(param.choices)
 
 
 def _poisson(rng: random.Random, lam: float) -> int:

@@ -19,19 +19,9 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from harness.bench.config import Bench
 from harness.faults.injector import run_schedule
+from harness.faults.kinds import SERIAL, SPECS
 from harness.faults.result import RunResult
-from harness.faults.schedule_model import (
-    DEVICES,
-    LATENCY_KINDS,
-    PHASES,
-    SERIAL_KINDS,
-    SERIAL_RATE_KINDS,
-    TABLE_KINDS,
-    Fault,
-    FaultKind,
-    Schedule,
-    Trigger,
-)
+from harness.faults.schedule_model import DEVICES, PHASES, Fault, FaultKind, Schedule, Trigger
 
 
 @dataclass
@@ -47,17 +37,20 @@ class Exploration:
 
 
 def _fault(kind: FaultKind, target: str, rnd: int, phase: str, duration: float) -> Fault:
-    if kind in TABLE_KINDS:
-        return Fault(kind, Trigger(rnd, "betting_open"), "table", item="plate" if kind == FaultKind.TABLE_DROP else "")
-    if kind == FaultKind.SERVER_KILL:
-        target = "server"
-    elif kind in SERIAL_KINDS:
+    """An explored fault of ``kind``: its family's fixed target, else ``target`` when it suits the family (a
+    device for a serial kind, ``all`` or a player otherwise; ``reader`` or ``all`` when it does not); one-round
+    incidents start on entering ``betting_open`` and last no time; each parameter takes its explored value."""
+    spec = SPECS[kind]
+    values = {p.name: p.explored for p in spec.params}
+    if not spec.family.lasting:
+        return Fault(kind, Trigger(rnd, "betting_open"), spec.family.fixed_target).with_params(values)
+    if spec.family.fixed_target:
+        target = spec.family.fixed_target
+    elif spec.family == SERIAL:
         target = target if target in DEVICES else "reader"
     elif target in DEVICES:
         target = "all"
-    rate = 0.5 if kind in SERIAL_RATE_KINDS else 0.0
-    delay = 0.3 if kind in LATENCY_KINDS else 0.0
-    return Fault(kind, Trigger(rnd, phase), target, duration, rate=rate, delay=delay)
+    return Fault(kind, Trigger(rnd, phase), target, duration).with_params(values)
 
 
 def explore(

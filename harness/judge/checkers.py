@@ -1,9 +1,10 @@
 """Ledger and history checkers: pure functions over (history, final read, expected settlement).
 
-Each checker returns the :class:`Violation` list it found; :func:`check_all` runs them all and returns a
-:class:`CheckReport` with one verdict per checker. Expected settlement is the oracle's (``harness.judge``,
-written from RULES.md and the table's ground truth), keyed by the server's round id; payouts come from
-:mod:`harness.judge.paytable`, never from the server's code.
+Each checker returns the :class:`Violation` list it found and is registered once, with its name and the clause
+it decides, by :func:`checker`; :func:`check_all` runs them all and returns a :class:`CheckReport` with one verdict
+per checker. Expected settlement is the oracle's (``harness.judge``, written from RULES.md and the table's ground
+truth), keyed by the server's round id; payouts come from :mod:`harness.judge.paytable`, never from the server's
+code.
 
 Fault tolerance the checkers allow (a server may refuse to guess): a round the server voids or cancels and
 refunds is acceptable whatever the table did (e.g. cancelled on restart, ERR-3); a round the server *settles*
@@ -15,6 +16,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from harness.judge.expect import ExpectedRound, expected_bet
 from harness.judge.history import FinalRead, Op
@@ -22,30 +24,6 @@ from harness.judge.paytable import PAYTABLE
 from harness.judge.timeline import first_ends
 from harness.records import BetRecordRow, BetResult, OpFunction, OpType, RoundEvent, RoundEventKind, RoundStatus
 from simulator.bets import BetType
-
-CHECKERS = (
-    "lost",
-    "unexpected",
-    "duplicate",
-    "payout",
-    "player_balance",
-    "table_balance",
-    "round_order",
-    "after_close",
-)
-
-
-#: The clause each checker decides, where a violation names none of its own (a payout names its bet's row).
-CHECKER_CLAUSES = {
-    "lost": "DC-2",  # an acknowledged bet stays valid and is settled (or refunded) when its round ends
-    "unexpected": "DC-3",  # the bet record holds the bets the player made, no other
-    "duplicate": "DC-2",  # ... settled or refunded exactly once, each round ended once
-    "payout": "EQ-3",  # a settled round is settled on the faces the table revealed
-    "player_balance": "GLI 2.8.2",  # opening balance + every amount returned - every stake = the balance
-    "table_balance": "GLI 2.8.2",
-    "round_order": "GP-3",  # betting, then the reveal, then the settlement: opened, closed, ended once, in order
-    "after_close": "GP-3",  # no bet acknowledged after betting closed (GLI-19 C.6.4)
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +75,40 @@ class CheckReport:
         return out
 
 
+Checker = Callable[[Sequence[Op], FinalRead, Mapping[str, ExpectedRound]], list[Violation]]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckerSpec:
+    """A registered checker: ``name`` (its violations' ``checker``), the ``clause`` it decides where a violation
+    names none of its own (a payout names its bet's row), and the function ``run``."""
+
+    name: str
+    clause: str
+    run: Checker
+
+
+_REGISTRY: dict[str, CheckerSpec] = {}
+
+
+def checker(name: str, clause: str) -> Callable[[Checker], Checker]:
+    """Register the decorated function as the checker ``name``, deciding ``clause``; the checkers of this module
+    run and report in the order they are registered here, and :data:`REGISTRY`, :data:`ALL`, :data:`CHECKERS` and
+    :data:`CHECKER_CLAUSES` are built from them at the end of the module. The function is returned unchanged.
+
+    Raises:
+        ValueError: a checker of that name is already registered.
+    """
+
+    def register(run: Checker) -> Checker:
+        if name in _REGISTRY:
+            raise ValueError(f"checker {name!r} is registered twice")
+        _REGISTRY[name] = CheckerSpec(name, clause, run)
+        return run
+
+    return register
+
+
 _LANDED = (OpType.OK, OpType.INFO)  # bets that may have reached the server: acknowledged or indeterminate
 
 
@@ -112,6 +124,7 @@ def _rows_by_client(final: FinalRead) -> dict[tuple[str, str], list[BetRecordRow
     return out
 
 
+@checker("lost", "DC-2")  # an acknowledged bet stays valid and is settled (or refunded) when its round ends
 def check_lost(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """An acknowledged bet missing from the final read, or present but never settled nor refunded; an
     unknown-outcome bet that is present but unresolved."""
@@ -134,6 +147,7 @@ def check_lost(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Expec
     return out
 
 
+@checker("unexpected", "DC-3")  # the bet record holds the bets the player made, no other
 def check_unexpected(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """A bet in the final read that no player ever attempted."""
     invoked = _invokes(ops)
@@ -146,6 +160,7 @@ def check_unexpected(ops: Sequence[Op], final: FinalRead, expected: Mapping[str,
     return out
 
 
+@checker("duplicate", "DC-2")  # a bet is settled or refunded exactly once, each round ended once
 def check_duplicate(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """One attempt recorded as more than one bet, a round ended more than once, or a bet paid or refunded by
     more than one round-ending event (read from the event's settlement lines when the adapter exposes them)."""
@@ -191,6 +206,7 @@ def _bet_clause(bet_type: str) -> str:
         return "BET-1"
 
 
+@checker("payout", "EQ-3")  # a settled round is settled on the faces the table revealed
 def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """A settled round whose faces differ from the table's, a settlement of a round the table did not settle,
     or a bet whose result or amount returned differs from the paytable for the round's end."""
@@ -217,6 +233,7 @@ def check_payout(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, Exp
     return out
 
 
+@checker("player_balance", "GLI 2.8.2")  # opening balance + every amount returned - every stake = the balance
 def check_player_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Per player: opening balance + Σ(returned − wagered) over the bet record equals the final balance, and the
     balance is never below zero."""
@@ -234,6 +251,7 @@ def check_player_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[
     return out
 
 
+@checker("table_balance", "GLI 2.8.2")
 def check_table_balance(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Table-wide, from the players' side: Σ final balances = Σ opening + Σ over the bets that landed (acknowledged,
     or unknown and present) of (paytable return for the round's end − the stake the player asked for)."""
@@ -264,6 +282,7 @@ _RANK = {
 }
 
 
+@checker("round_order", "GP-3")  # betting, then the reveal, then the settlement: opened, closed, ended once, in order
 def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """Per round: opened first and once, closed at most once and before the end, nothing after the end; rounds
     opened in increasing order of their first event."""
@@ -286,6 +305,7 @@ def check_round_order(ops: Sequence[Op], final: FinalRead, expected: Mapping[str
     return out
 
 
+@checker("after_close", "GP-3")  # no bet acknowledged after betting closed (GLI-19 C.6.4)
 def check_after_close(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> list[Violation]:
     """A bet acknowledged for a round after the bench had already seen the server close that round."""
     closed_at: dict[str, int] = {}
@@ -299,17 +319,14 @@ def check_after_close(ops: Sequence[Op], final: FinalRead, expected: Mapping[str
     return out
 
 
-Checker = Callable[[Sequence[Op], FinalRead, Mapping[str, ExpectedRound]], list[Violation]]
-ALL: dict[str, Checker] = {
-    "lost": check_lost,
-    "unexpected": check_unexpected,
-    "duplicate": check_duplicate,
-    "payout": check_payout,
-    "player_balance": check_player_balance,
-    "table_balance": check_table_balance,
-    "round_order": check_round_order,
-    "after_close": check_after_close,
-}
+#: Every checker, name → its registration, in the order they run and report.
+REGISTRY: Mapping[str, CheckerSpec] = MappingProxyType(dict(_REGISTRY))
+#: Every checker function by name, in that order.
+ALL: dict[str, Checker] = {name: spec.run for name, spec in REGISTRY.items()}
+#: The checkers' names, in that order.
+CHECKERS: tuple[str, ...] = tuple(REGISTRY)
+#: The clause each checker decides, where a violation names none of its own (a payout names its bet's row).
+CHECKER_CLAUSES: dict[str, str] = {name: spec.clause for name, spec in REGISTRY.items()}
 
 
 def check_all(ops: Sequence[Op], final: FinalRead, expected: Mapping[str, ExpectedRound]) -> CheckReport:
