@@ -26,8 +26,8 @@ from typing import Protocol
 from harness.bench.devices.translate import Report
 from harness.bench.rig import Rig
 from harness.wire.dialects.push import PushDeviceEnd
-from harness.wire.protocol.codec import crc16
-from harness.wire.protocol.messages import Frame, Message, Source
+from harness.wire.messages import Frame, Message, Source
+from harness.wire.text.envelope import crc16
 from simulator.events import BowlLifted, Event
 
 #: The first sequence number of forged frames: far above what a line's own device reaches in a scenario.

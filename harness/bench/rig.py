@@ -35,10 +35,11 @@ from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.judge.timeline import Alteration, Kill, Timing
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
-from harness.wire.protocol.messages import Source
+from harness.wire.messages import Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
 from harness.wire.transports.base import Transport
+from harness.wire.transports.capabilities import Pluggable
 from harness.wire.transports.faults import FaultyTransport
 from simulator.events import BetSent, Event, RoundEnded
 from simulator.lamp import Lamp, LampState
@@ -300,15 +301,14 @@ class Rig(BenchClock):
 
     def unplug(self, device: str) -> None:
         """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the
-        line cannot be unplugged."""
+        line's device end cannot be unplugged (it is not :class:`~harness.wire.transports.capabilities.Pluggable`)."""
         if not self.bench.faults_allowed:
             raise ValueError(f"bench {self.bench.name} does not allow faults (faults_allowed: false)")
         line = self.lines.get(self._line_of(device))
-        unplug = getattr(line, "unplug", None)
-        if unplug is None:
+        if not isinstance(line, Pluggable):
             raise ValueError(f"the {device} line of bench {self.bench.name} cannot be unplugged")
         self.note("harness", "unplug", device)
-        unplug()
+        line.unplug()
 
     def _line_of(self, device: str) -> str:
         """The name of the line that carries ``device`` (a device name, or a line name)."""

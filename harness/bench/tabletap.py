@@ -19,8 +19,8 @@ from typing import Any
 from harness.bench.devices.emulated import EmulatedTable
 from harness.feed import Feed, FeedKind
 from harness.wire.dialects.base import LineSpec
-from harness.wire.protocol.link import LinkChanged, LinkEvent, Received, Refused, Rejected
-from harness.wire.protocol.messages import LAMP_COMMANDS, Message, Source
+from harness.wire.line_events import LinkChanged, LinkEvent, Received, Refused, Rejected
+from harness.wire.messages import LAMP_COMMANDS, Message, Source
 from harness.wire.trace import TraceRecorder
 from simulator.events import (
     BetSent,

@@ -4,8 +4,10 @@ to a :class:`~harness.feed.Feed` as it happens.
 :func:`tap_rig` hooks into what the rig already exposes and never changes it: the emulated table's ground-truth
 watchers (round state, dealer actions), the device hub's link events (decoded frames per line; heartbeats and
 acknowledgements are control frames and are folded away, a frame's raw bytes come from the rig's trace), the
-in-process adapter's event watchers (server round events), and the rig's own lists of actions and sent bets, which
-are read when one of those hooks fires. When a round has ended at the server and at the table the oracle judges that
+adapter's event watchers when it has them (server round events:
+:class:`~harness.bench.adapters.capabilities.EventWatching`, the in-process adapter; without them the server's
+events are read at every ground-truth event), and the rig's own lists of actions and sent bets, which are read when
+one of those hooks fires. When a round has ended at the server and at the table the oracle judges that
 round alone (its ground truth, the server's events for it and the bets sent into it) and the verdict is published;
 the players who bet in it have their balances read. The seeded results of a run are the same with or without a tap:
 nothing here draws from a random stream, schedules a SimPy event or writes to a line.
@@ -18,16 +20,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from types import MethodType
 from typing import Any
 
 from harness.bench import rig as rig_module
+from harness.bench.adapters.capabilities import EventWatching
 from harness.bench.rig import Rig
 from harness.bench.tabletap import TableTap
 from harness.errors import AdapterError
 from harness.feed import Feed, FeedKind
+from harness.judge.expect import ExpectedRound
 from harness.judge.history import History
 from harness.judge.oracle import Difference, Observation, SentBet, Verdict, judge
-from harness.records import OpFunction, OpType, RoundEvent
+from harness.records import OpFunction, OpType, RoundEvent, RoundStatus
 
 _FAULT_OPS = (OpFunction.FAULT, OpFunction.HEAL, OpFunction.SKIPPED, OpFunction.STUCK, OpFunction.CANCEL)
 
@@ -73,13 +78,13 @@ class RigTap(TableTap):
             realtime=bench.realtime,
             players=sorted(rig.opening),
         )
-        watchers: list[Callable[[], None]] | None = getattr(rig.adapter, "event_watchers", None)
-        self._watchers = watchers  # the adapter says when it has new round events: read them only then
-        if watchers is not None:
-            watchers.append(self.drain)
+        adapter = rig.adapter
+        self._watching = isinstance(adapter, EventWatching)  # it says when it has new events: read them only then
+        if isinstance(adapter, EventWatching):
+            adapter.event_watchers.append(self.drain)
 
     def after_truth(self) -> None:
-        self.drain(server=self._watchers is None)
+        self.drain(server=not self._watching)
 
     def watch_history(self, history: History) -> None:
         """Publish a fault run's history as it grows: faults applied, healed and skipped, probes, stuck rounds."""
@@ -236,11 +241,12 @@ class RigTap(TableTap):
             self.feed.publish(FeedKind.END, self.now, summary=summary)
 
 
-def _expected_text(expected: Any) -> str:
+def _expected_text(expected: ExpectedRound | None) -> str:
+    """The oracle's expected end of a round, as the feed shows it ("" when it has none)."""
     if expected is None:
         return ""
     status = str(expected.status)
-    if status == "settled":
+    if expected.status == RoundStatus.SETTLED:
         return f"settled on {expected.faces}"
     return f"{status} ({expected.clause})" if expected.clause else status
 
@@ -272,8 +278,7 @@ def rig_taps(feed: Feed, label: Callable[[], str] = lambda: "", pace: float = 0.
 
 def tap_of(rig: Rig) -> RigTap | None:
     """The tap on ``rig``, if one was attached by :func:`rig_taps` or :func:`tap_rig`."""
-    for watcher in rig.emulated.watchers:
-        owner = getattr(watcher, "__self__", None)
-        if isinstance(owner, RigTap):
-            return owner
+    for watcher in rig.emulated.watchers:  # a tap watches the table with one of its own methods
+        if isinstance(watcher, MethodType) and isinstance(watcher.__self__, RigTap):
+            return watcher.__self__
     return None

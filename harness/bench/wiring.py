@@ -11,7 +11,7 @@ from typing import Any
 
 from harness.bench.config import Bench
 from harness.wire.dialects import LineSpec
-from harness.wire.protocol.messages import Source
+from harness.wire.messages import Source
 from harness.wire.transports.base import Relay, Transport, TransportClosed
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 from harness.wire.transports.memory import memory_pipe
@@ -76,9 +76,10 @@ def wrap_device_ends(
 
 
 class _Cable(Relay):
-    """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug``, a FaultyTransport
-    over it pulls the cable by cutting the bytes (the device sees its port gone) and leaves the server's port open:
-    the server sees silence, as when a UART's cable is pulled, never an I/O error."""
+    """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug`` (it is
+    :class:`~harness.wire.transports.capabilities.Replugging`, not ``Pluggable``), a FaultyTransport over it pulls the
+    cable by cutting the bytes (the device sees its port gone) and leaves the server's port open: the server sees
+    silence, as when a UART's cable is pulled, never an I/O error."""
 
     def replug(self) -> None:
         """Drop what the server wrote while the cable was out: it never reached the device (bounded)."""

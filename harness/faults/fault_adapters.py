@@ -1,10 +1,11 @@
 """Fault hooks on the reference server's two adapters: kill -9 and restart on the same ledger, and the server
 end of each serial line wrapped in :class:`harness.wire.transports.faults.FaultyTransport`.
 
-:class:`Faultable` is the small interface the injector needs from an adapter beyond
-:class:`harness.bench.adapters.base.GameServerAdapter`; a lab adapter that implements it gets server-kill faults
-too (when its ``can_restart`` is True). :func:`faultable_adapter_path` maps the reference adapters onto the
-subclasses here.
+:class:`Faultable` (declared with the adapter's other optional capabilities in
+:mod:`harness.bench.adapters.capabilities`, importable here) is the small interface the injector needs from an
+adapter beyond :class:`harness.bench.adapters.base.GameServerAdapter`; a lab adapter that implements it gets
+server-kill faults too (when its ``can_restart`` is True). :class:`ProxiedPlayers` is the one for player faults
+through per-player proxies. :func:`faultable_adapter_path` maps the reference adapters onto the subclasses here.
 
 The reference adapters implement kill and restart themselves, as public methods with documented guarantees
 (``kill_server``, ``restart_server``, ``server_up``, ``can_restart``; for HTTP also ``address`` and
@@ -29,6 +30,7 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from harness.bench.adapters.base import ServerSetup
+from harness.bench.adapters.capabilities import Faultable as Faultable
 from harness.bench.adapters.reference_http import HttpAdapter
 from harness.bench.adapters.reference_inprocess import EARLY_S, SERVICE_S, InProcessAdapter
 from harness.bench.gridtimer import GridTimer
@@ -42,32 +44,6 @@ REFERENCE = {
     ),
     "harness.bench.adapters.reference_http:HttpAdapter": "harness.faults.fault_adapters:FaultableHttpAdapter",
 }
-
-
-@runtime_checkable
-class Faultable(Protocol):
-    """What fault injection needs from a server adapter besides the adapter interface."""
-
-    def kill_server(self) -> None:
-        """Kill the server abruptly (no shutdown); every call fails until :meth:`restart_server`."""
-
-    def restart_server(self) -> None:
-        """Start the server again on the same durable state. Raises AdapterError if it does not come up."""
-
-    @property
-    def server_up(self) -> bool:
-        """False between a kill and the restart."""
-
-    @property
-    def can_restart(self) -> bool:
-        """Whether :meth:`kill_server` and :meth:`restart_server` really kill and restart the server. False for an
-        adapter attached to a server it did not start (e.g. by URL): both are then no-ops, :attr:`server_up` stays
-        True, and fault injection refuses ``server_kill`` on its bench."""
-
-    def serial_port(self, device: str) -> FaultyTransport | None:
-        """The server end of a device line, wrapped for serial faults; None when the adapter has no such end (a
-        server that opens its own ports): the injector then faults the line at its device end, which the rig
-        wraps (:attr:`harness.bench.rig.Rig.serial_ports`), or refuses the fault when that is not wrapped either."""
 
 
 @runtime_checkable

@@ -22,6 +22,7 @@ from typing import Any
 
 import simpy
 
+from harness.bench.adapters.capabilities import EventWatching
 from harness.bench.adapters.reference_inprocess import EARLY_S
 from harness.bench.config import Bench
 from harness.bench.gridtimer import AHEAD_OF_TIMEOUTS, GridTimer
@@ -248,10 +249,11 @@ class _Run:
 
     def _start_watch(self) -> None:
         """Watch on the grid of the slice from now. A real-time bench, or a server whose adapter does not announce
-        new round events, is polled every slice; otherwise the watch steps only at the slice boundaries after
-        something it reads changed (a ground-truth event, a server event, a new round) or a fault's time came."""
-        watchers = getattr(self.rig.adapter, "event_watchers", None)
-        if self.rig.bench.realtime or not isinstance(watchers, list):
+        new round events (not :class:`EventWatching`), is polled every slice; otherwise the watch steps only at the
+        slice boundaries after something it reads changed (a ground-truth event, a server event, a new round) or a
+        fault's time came."""
+        adapter = self.rig.adapter
+        if self.rig.bench.realtime or not isinstance(adapter, EventWatching):
             self.env.process(self._watch())
             return
         # Ahead of every timeout at its grid points: the polling loop's step there was scheduled a whole slice
@@ -261,7 +263,7 @@ class _Run:
         def changed(*_args: object) -> None:  # made by a timeout, so after the watch step at this instant: seen next
             timer.arm_after(float(self.env.now))
 
-        watchers.append(changed)
+        adapter.event_watchers.append(changed)
         self.rig.emulated.watchers.append(changed)
         timer.start()
 

@@ -3,7 +3,8 @@
 A lab with its own server writes one class implementing :class:`GameServerAdapter` and names it in its bench
 file (``server.adapter: mypackage.module:MyAdapter``); see ``docs/adapters.md``. The harness never talks to a
 server any other way. Money is integer minor units; bet types are the shared names (``four_red`` ... ``small``);
-round ids are the server's, as text (the lamp carries the same id to the table).
+round ids are the server's, as text (the lamp carries the same id to the table). What an adapter may do
+besides is declared in :mod:`harness.bench.adapters.capabilities` (:class:`CrashPoints` is importable here too).
 """
 
 from __future__ import annotations
@@ -12,10 +13,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Any, Self
 
 import simpy
 
+from harness.bench.adapters.capabilities import CrashPoints
 from harness.errors import AdapterError
 from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
 from harness.wire.dialects.base import LineSpec
@@ -58,29 +60,6 @@ class ServerSetup:
     heartbeat_s: float
     lines: Mapping[str, LineSpec] = field(default_factory=dict)
     auto_open: bool = False
-
-
-@runtime_checkable
-class CrashPoints(Protocol):
-    """An optional capability: the adapter can make its server die, as a kill -9 would, between two statements of
-    the ledger write that ends a round (ATOM-1; docs/adapters.md, "Crash points"). The adapter can also kill and
-    restart its server (``kill_server``, ``restart_server``, ``server_up``)."""
-
-    def arm_crash(self, round_id: str, after: int) -> None:
-        """Die just before statement ``after + 1`` of the write that records the end of ``round_id`` (or a
-        correction of it); a write of ``after`` statements or fewer completes and spends the point.
-
-        Raises:
-            AdapterError: ``not_supported`` when this server, as configured, has no such points.
-        """
-
-    @property
-    def crash_armed(self) -> bool:
-        """True while an armed point waits for its write (False once the server died at it or the write passed)."""
-
-    @property
-    def server_up(self) -> bool:
-        """False between a kill (or the crash) and the restart."""
 
 
 class GameServerAdapter(ABC):

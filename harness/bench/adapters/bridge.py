@@ -18,8 +18,9 @@ from gameserver.protocol import Frame as ServerFrame
 from gameserver.protocol import encode as server_encode
 from gameserver.protocol import parse as server_parse
 from harness.wire.dialects.base import EndSettings, LineSpec
-from harness.wire.protocol.codec import BadFrame, EncodeError, encode, parse_frame
-from harness.wire.protocol.messages import Frame, Source
+from harness.wire.frame_errors import BadFrame, EncodeError
+from harness.wire.messages import Frame, Source
+from harness.wire.text import encode, parse_frame
 
 
 class BridgedLine(ServerLine):

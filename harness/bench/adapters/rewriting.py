@@ -9,9 +9,10 @@ defect, without writing a server that has it::
     from harness.bench.adapters.rewriting import RewritingAdapter
     from harness.bench.config import load_bench
     from harness.bench.rig import Rig
+    from harness.records import BetResult
 
     def no_refunds(row):  # a server that marks refunds but never credits them
-        return replace(row, returned=0) if row.result == "refund" else row
+        return replace(row, returned=0) if row.result == BetResult.REFUND else row
 
     with Rig.build(RewritingAdapter.on(load_bench("in-process"), records=no_refunds), {"alice": 10_000}) as rig:
         ...  # play rounds; rig.verdict() reports the missing refunds and the balance they leave wrong

@@ -20,8 +20,8 @@ from harness.bench.devices.hub import DeviceHub, EventHandler
 from harness.bench.devices.lamp import LampDriver
 from harness.bench.devices.translate import EventTranslator
 from harness.wire.dialects.base import LineSpec
-from harness.wire.protocol.link import HEARTBEAT_S
-from harness.wire.protocol.messages import Message, Source
+from harness.wire.link import HEARTBEAT_S
+from harness.wire.messages import Message, Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.transports.base import Transport
 from simulator.events import Event

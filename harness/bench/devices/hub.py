@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.wire.dialects.ascii_v1 import AsciiDialect
+from harness.wire.dialects.ascii.dialect import AsciiDialect
 from harness.wire.dialects.base import DeviceEnd, EndSettings, LineSpec, RoleEvent
-from harness.wire.protocol.link import HEARTBEAT_S, LinkEvent, Received
-from harness.wire.protocol.messages import DEVICES, Message, Source
+from harness.wire.line_events import LinkEvent, Received
+from harness.wire.link import HEARTBEAT_S
+from harness.wire.messages import DEVICES, Message, Source
 from harness.wire.transports.base import Transport, TransportClosed
 
 FIRMWARE = "xocdia-hil-0.1"

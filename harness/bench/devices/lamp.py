@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.wire.protocol.messages import (
+from harness.wire.messages import (
     LAMP_COMMANDS,
     LampClose,
     LampOpen,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import random
 
-from harness.wire.protocol.messages import (
+from harness.wire.messages import (
     BowlOff,
     BowlOn,
     ConsoleRearranged,

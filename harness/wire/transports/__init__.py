@@ -1,7 +1,19 @@
-"""Byte transports for the table devices: one small interface (:class:`Transport`) with an in-memory pipe, a pty
-pair, any pyserial URL, a TCP / RFC 2217 serial server, and a fault-injecting wrapper."""
+"""Byte transports for the table devices: one small interface (:class:`Transport`) and what a transport may
+optionally do (:mod:`harness.wire.transports.capabilities`), with an in-memory pipe, a pty pair, any pyserial URL, a
+TCP / RFC 2217 serial server, and a fault-injecting wrapper."""
 
 from harness.wire.transports.base import Transport, TransportClosed
+from harness.wire.transports.capabilities import LineConfigurable, LineNegotiating, Pluggable, Replugging, Wrapping
 from harness.wire.transports.memory import MemoryEnd, memory_pipe
 
-__all__ = ["MemoryEnd", "Transport", "TransportClosed", "memory_pipe"]
+__all__ = [
+    "LineConfigurable",
+    "LineNegotiating",
+    "MemoryEnd",
+    "Pluggable",
+    "Replugging",
+    "Transport",
+    "TransportClosed",
+    "Wrapping",
+    "memory_pipe",
+]

@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Literal
 
 from harness.wire.transports.base import Transport, TransportClosed
+from harness.wire.transports.capabilities import Pluggable, Replugging
 
 Direction = Literal["tx", "rx"]
 
@@ -181,21 +182,20 @@ class FaultyTransport(Transport):
         return dict(self.lanes[direction].counts)
 
     def unplug(self) -> None:
-        """Pull the cable: if the inner port can be unplugged for real (pty, memory) it is; bytes in flight are
-        lost."""
+        """Pull the cable: if the inner port can be unplugged for real (:class:`Pluggable`: pty, memory) it is;
+        bytes in flight are lost."""
         for lane in self.lanes.values():
             lane.out.clear()
             lane.partial.clear()
             lane.held = None
-        unplug = getattr(self.inner, "unplug", None)
-        if callable(unplug):
-            unplug()
+        if isinstance(self.inner, Pluggable):
+            self.inner.unplug()
         self._unplugged = True
 
     def replug(self) -> None:
-        replug = getattr(self.inner, "replug", None)
-        if callable(replug):
-            replug()
+        """Put the cable back, and the inner port's too when it acts on that (:class:`Replugging`)."""
+        if isinstance(self.inner, Replugging):
+            self.inner.replug()
         self._unplugged = False
 
     def notify(self, callback: Callable[[], None]) -> None:

@@ -25,8 +25,9 @@ Both directions are paced:
   they are written, through :meth:`~harness.wire.transports.base.Transport.notify`.
 
 An RFC 2217 client may change the line's speed: when the wrapped transport (or one it wraps) has a
-``negotiated_line(base)`` method (:class:`~harness.wire.transports.netserver.SerialServer`), the settings it returns
-apply to every burst scheduled from then on; bursts already scheduled keep their times.
+``negotiated_line(base)`` method (:class:`~harness.wire.transports.capabilities.LineNegotiating`:
+:class:`~harness.wire.transports.netserver.SerialServer`), the settings it returns apply to every burst scheduled
+from then on; bursts already scheduled keep their times.
 
 :meth:`write_spanned` and :meth:`read_spanned` also return the :class:`LineSpan` of the bytes (the serial trace
 records it). The clock is injected: ``env.now`` in virtual time, the wall clock in real time.
@@ -41,6 +42,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any, NamedTuple
 
 from harness.wire.transports.base import Relay, Transport, TransportClosed
+from harness.wire.transports.capabilities import LineConfigurable, LineNegotiating, layers
 from harness.wire.transports.line import LineSettings
 
 RELEASE_QUANTUM_S = 0.001  # real time: bytes due within this many seconds of each other are released together
@@ -139,15 +141,11 @@ class _Lane:
 
 
 def _negotiator(transport: Transport) -> Callable[[LineSettings], LineSettings] | None:
-    """The ``negotiated_line`` method of ``transport`` or of one it wraps (through ``inner``), if any."""
-    current: object = transport
-    for _ in range(16):
-        method = getattr(current, "negotiated_line", None)
-        if callable(method):
-            return method  # type: ignore[no-any-return]
-        current = getattr(current, "inner", None)
-        if current is None:
-            return None
+    """The ``negotiated_line`` method of ``transport`` or of the first one it wraps that has one
+    (:class:`~harness.wire.transports.capabilities.LineNegotiating`), if any."""
+    for layer in layers(transport):
+        if isinstance(layer, LineNegotiating):
+            return layer.negotiated_line
     return None
 
 
@@ -315,13 +313,8 @@ def pace_lines(
             server[name] = PacedTransport(peer, line, clock, hold_tx=False)
             device[key] = PacedTransport(end, line, clock, hold_tx=False)
             continue
-        current: object = end
-        for _ in range(16):  # a real port under relays and fault wrappers runs at the line's speed too
-            apply = getattr(current, "apply_line", None)
-            if callable(apply):
-                apply(line)
-                break
-            current = getattr(current, "inner", None)
-            if current is None:
+        for layer in layers(end):  # a real port under relays and fault wrappers runs at the line's speed too
+            if isinstance(layer, LineConfigurable):
+                layer.apply_line(line)
                 break
         device[key] = PacedTransport(end, line, clock)

@@ -41,11 +41,9 @@ class SerialUrl(Transport):
         return self._open
 
     def fds(self) -> list[int]:
-        fileno = getattr(self.port, "fileno", None)
-        if fileno is None:
-            return []
+        """The port's file descriptor, when it has one (a device file; not every URL handler's port does)."""
         try:
-            return [int(fileno())]
+            return [int(self.port.fileno())]
         except (OSError, AttributeError, ValueError, TypeError, serial.SerialException):
             return []
 

@@ -1,0 +1,112 @@
+"""What a game-server adapter may optionally do, beyond :class:`~harness.bench.adapters.base.GameServerAdapter`.
+
+Each capability is a small :func:`~typing.runtime_checkable` protocol; the harness asks ``isinstance(adapter, X)``
+and, where an adapter lacks one, does without it (the scenario that needs it is reported not applicable, a fault
+that needs it is refused, or a watcher polls instead: docs/adapters.md, "Optional capabilities"). An adapter offers
+a capability by having its members; it need not inherit from the protocol. ``isinstance`` checks only that the
+members are there: a capability that can be present but off says so in a member (:attr:`Restartable.can_restart`),
+and the harness reads it.
+
+Two optional calls are not here, because the interface itself declares them with a default that refuses:
+:meth:`~harness.bench.adapters.base.GameServerAdapter.place_bet_for_round` and
+:meth:`~harness.bench.adapters.base.GameServerAdapter.correct` raise ``AdapterError("not_supported")`` unless an
+adapter overrides them. Per-player fault proxies (``ProxiedPlayers``) belong to fault injection and are declared in
+:mod:`harness.faults.fault_adapters`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from harness.wire.transports.faults import FaultyTransport
+
+__all__ = ["CrashPoints", "EventWatching", "Faultable", "NoiseReporting", "Restartable"]
+
+
+@runtime_checkable
+class Restartable(Protocol):
+    """The adapter can kill its server as a kill -9 would and start it again on the same durable state.
+
+    The harness uses it only when :attr:`can_restart` is True as well (``isinstance(a, Restartable) and
+    a.can_restart``): the certification steps that restart the server mid-scenario (IDEM-2, ATOM-1) and fault
+    injection's ``server_kill``.
+    """
+
+    def kill_server(self) -> None:
+        """Kill the server abruptly (no shutdown); every player and supervisor call fails until
+        :meth:`restart_server`."""
+
+    def restart_server(self) -> None:
+        """Start the server again on the same durable state. Raises AdapterError if it does not come up."""
+
+    @property
+    def server_up(self) -> bool:
+        """False between a kill and the restart."""
+
+    @property
+    def can_restart(self) -> bool:
+        """Whether :meth:`kill_server` and :meth:`restart_server` really kill and restart the server. False for an
+        adapter attached to a server it did not start (e.g. by URL): both are then no-ops, :attr:`server_up` stays
+        True, and the harness neither kills nor restarts it."""
+
+
+@runtime_checkable
+class Faultable(Restartable, Protocol):
+    """What fault injection needs from a server adapter besides the adapter interface: kill and restart
+    (:class:`Restartable`) and the server end of each device line, for serial faults."""
+
+    def serial_port(self, device: str) -> FaultyTransport | None:
+        """The server end of a device line, wrapped for serial faults; None when the adapter has no such end (a
+        server that opens its own ports): the injector then faults the line at its device end, which the rig
+        wraps (:attr:`harness.bench.rig.Rig.serial_ports`), or refuses the fault when that is not wrapped either."""
+
+
+@runtime_checkable
+class CrashPoints(Protocol):
+    """The adapter can make its server die, as a kill -9 would, between two statements of the ledger write that
+    ends a round (ATOM-1; docs/adapters.md, "Crash points"). The step that uses it also needs :class:`Restartable`
+    (it kills and restarts the server around the crash)."""
+
+    def arm_crash(self, round_id: str, after: int) -> None:
+        """Die just before statement ``after + 1`` of the write that records the end of ``round_id`` (or a
+        correction of it); a write of ``after`` statements or fewer completes and spends the point.
+
+        Raises:
+            AdapterError: ``not_supported`` when this server, as configured, has no such points.
+        """
+
+    @property
+    def crash_armed(self) -> bool:
+        """True while an armed point waits for its write (False once the server died at it or the write passed)."""
+
+    @property
+    def server_up(self) -> bool:
+        """False between a kill (or the crash) and the restart."""
+
+
+@runtime_checkable
+class NoiseReporting(Protocol):
+    """The adapter reads the server's own counts of ignored device input and of its event log (DEV-3: noise on a
+    line is counted and does not grow the log frame by frame)."""
+
+    def ignored_device_frames(self) -> int:
+        """Device frames and reports the server refused or ignored since it started, as it counts them."""
+        ...
+
+    def event_log_size(self) -> int:
+        """Entries in the server's permanent event log (any monotonic measure whose growth is the entries added)."""
+        ...
+
+
+@runtime_checkable
+class EventWatching(Protocol):
+    """The adapter announces new server events, so a reader of its round events need not poll.
+
+    After the server recorded new events, the adapter calls every callable in :attr:`event_watchers` once, with no
+    arguments, on the bench's thread, once those events can be read (``round_events_since``). A call may bring no
+    new round event (the server recorded only others, e.g. a bet). Readers append to the list and never remove; the
+    adapter keeps the same list for its lifetime (across a kill and restart).
+    """
+
+    event_watchers: list[Callable[[], None]]
