@@ -8,7 +8,7 @@
 - ``--clause-matrix DIR``: write ``clause-matrix.json`` / ``.md`` there at the end (also into ``--alluredir``).
 - ``--scenario-timeout S`` (default 300): a scenario still running after S wall seconds fails by timeout
   (pytest-timeout), so a hung server never hangs the run.
-- Step definitions (``harness.cert.steps.given``/``when``/``then`` and the statistics steps) are registered as plugins.
+- Step definitions (every module of :data:`harness.cert.steps.STEP_MODULES`, one per area) are registered as plugins.
 - Tags ``@clause:X``, ``@gli:N`` and ``@severity:S`` are accepted under ``--strict-markers``; they become allure
   labels, and every Gherkin step becomes an allure step. Per scenario the serial trace of every port, the ground-
   truth timeline, the server's round events and the oracle's verdict are attached.
@@ -36,24 +36,13 @@ from harness.cert.feed import FeedPlugin
 from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
 from harness.cert.report.html import write_matrix_result
+from harness.cert.steps import STEP_MODULES
 from harness.cert.steps.context import NOT_APPLICABLE, CertContext, not_applicable
 from harness.cert.steps.explore import ExploreOptions
 from harness.errors import AdapterError
 from harness.judge.checks import CheckLog, ClauseFailure
 from harness.judge.oracle import Verdict
 
-STEP_MODULES = (
-    "harness.cert.steps.given",
-    "harness.cert.steps.when",
-    "harness.cert.steps.then",
-    "harness.cert.steps.stats",
-    "harness.cert.steps.faults",  # features/faults (fault injection)
-    "harness.cert.steps.documents",  # features/documents.feature (the rules-documents audit)
-    "harness.cert.steps.devices",  # features/devices.feature (forged, replayed and noisy device frames)
-    "harness.cert.steps.money",  # features/limits, idempotency, corrections, refunds, records, atomicity
-    "harness.cert.steps.timing",  # features/errors.feature (deadlines across pauses)
-    "harness.cert.steps.explore",  # features/exploration.feature (generative certification)
-)
 TAG_PREFIXES = ("clause:", "gli:", "severity:", "bench:")
 _TAGS_ATTR = "_xocdia_tags"
 _STEPS_KEY = pytest.StashKey[list[Any]]()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cert.steps import documents as steps
+from harness.cert.steps.params import PERCENT
 from harness.judge.paytable import PAYTABLE, PayRule
 from harness.rules.audit import (
     ALLOWED_FINDINGS,
@@ -157,7 +158,7 @@ def test_a_number_edited_in_the_english_fails_the_audit_naming_the_clause(
     assert {d.clause for d in english} <= {clause, "RTP-1"}
     with pytest.raises(AssertionError, match=clause):
         ctx = steps.RulesContext(result)
-        steps.english_paytable(ctx) if clause != "RTP-1" else steps.english_max_rtp(ctx, "98.75")
+        steps.english_paytable(ctx) if clause != "RTP-1" else steps.english_max_rtp(ctx, PERCENT("98.75"))
 
 
 def test_a_mutant_harness_paytable_fails_the_audit_and_doc_1(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -169,7 +170,7 @@ def test_a_mutant_harness_paytable_fails_the_audit_and_doc_1(monkeypatch: pytest
     with pytest.raises(AssertionError, match="en PAY-9 money"):
         steps.english_paytable(ctx)
     with pytest.raises(AssertionError, match="RTP-1"):
-        steps.english_max_rtp(ctx, "98.75")
+        steps.english_max_rtp(ctx, PERCENT("98.75"))
 
 
 def test_a_translation_mutant_fails_the_translations_scenario(tmp_path: Path) -> None:

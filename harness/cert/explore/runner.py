@@ -13,11 +13,12 @@ from typing import Any
 from _pytest.outcomes import Skipped
 from pytest_bdd.steps import step_function_context_registry
 
-from harness.cert.steps import devices, given, money, then, timing, when
+from harness.cert.steps import bets, corrections, devices, money, oracle, players, reports, rounds, server, table
 from harness.cert.steps.context import NOT_APPLICABLE, CertContext
 
-#: The step modules whose phrases a generated scenario may use (the table, money, deadlines, device lines).
-MODULES = (given, when, then, money, timing, devices)
+#: The step modules whose phrases a generated scenario may use (the players, the table, rounds, bets, money, the
+#: oracle, corrections, server restarts, the table's late and lost reports, device lines).
+MODULES = (players, table, rounds, bets, money, oracle, corrections, server, reports, devices)
 KEYWORDS = ("Given", "When", "Then")
 
 

@@ -1,7 +1,8 @@
 """What the certification steps of one scenario share: the bench, the players and scripted incidents the Given
 steps declare, and the rig the first When step builds from them.
 
-Amounts in steps are integer minor units (``1000`` or ``1,000``: commas are thousands separators only).
+Amounts in steps are integer minor units (``1000`` or ``1,000``: commas are thousands separators only); the kinds of
+step parameters are :mod:`harness.cert.steps.params`.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from harness.judge.checks import CheckLog, ClauseFailure
 from harness.judge.expect import expected_bet
 from harness.judge.oracle import Finding, Verdict, failure_of
 from harness.records import BetRecordRow, BetReply
-from harness.wire.protocol.messages import Message, Source
+from harness.wire.messages import Message, Source
 
 #: How a scenario's skip reason starts when the bench cannot run it; the clause matrix lists it as not applicable.
 NOT_APPLICABLE = "not applicable on this bench: "
@@ -48,36 +49,22 @@ BET_NAMES = (
 )
 
 
-def amount(text: str) -> int:
-    """``"10,000"`` → 10000. Raises ValueError naming the text when it is not a whole number of minor units."""
-    cleaned = text.strip().replace(",", "")
-    if not cleaned.isdigit():
-        raise ValueError(f"amount {text!r}: expected whole minor units such as 1000 or 1,000")
-    return int(cleaned)
-
-
-def bet_name(text: str) -> str:
-    """A bet type name as used everywhere (``four_red`` ... ``small``). Raises ValueError listing them."""
-    name = text.strip()
-    if name not in BET_NAMES:
-        raise ValueError(f"unknown bet {text!r}; bets are: {', '.join(BET_NAMES)}")
-    return name
-
-
-def faces(text: str) -> str:
-    """``"r r w w"`` / ``"RRWW"`` → ``"RRWW"``. Raises ValueError unless four of r/w."""
-    out = "".join(ch for ch in text.upper() if ch in "RW")
-    if len(out) != 4 or len(out) != len([ch for ch in text if not ch.isspace() and ch != ","]):
-        raise ValueError(f"faces {text!r}: expected four of r (red) and w (white), e.g. 'r r w w'")
-    return out
-
-
 def format_money(minor: int, unit: int = 100) -> str:
     """Minor units shown in US format (DOC-2): ``123400`` → ``"1,234.00"`` with 100 minor units per unit."""
     sign = "-" if minor < 0 else ""
     whole, cents = divmod(abs(minor), unit)
     width = len(str(unit - 1))
     return f"{sign}{whole:,}.{cents:0{width}d}"
+
+
+def before_start(cert: CertContext, what: str) -> None:
+    """A Given step's guard: the step ``what`` scripts the table, so it must come before the first round opens.
+
+    Raises:
+        AssertionError: the table is already running.
+    """
+    if cert.rig is not None:
+        raise AssertionError(f"'{what}' must come before the first round opens (the table is already running)")
 
 
 @dataclass

@@ -8,24 +8,25 @@ the round opened last: the moment a report decides a round. Forged frames are ho
 ``faults_allowed: false`` (a shared staging target) does not get them: the scenario is not applicable there, as it is
 where the line cannot take a pushed frame (an addressed bus).
 
-The noise check reads two optional members of the server's adapter (:class:`NoiseReporting`); an adapter without
-them makes that step not applicable.
+The noise check reads two optional members of the server's adapter (the capability
+:class:`~harness.bench.adapters.capabilities.NoiseReporting`, importable here); an adapter without them makes that
+step not applicable.
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
 
 import pytest
 from pytest_bdd import parsers, then, when
 
 from harness.bench import forge
+from harness.bench.adapters.capabilities import NoiseReporting as NoiseReporting
 from harness.bench.rig import BenchTimeout, Rig
-from harness.cert.steps.context import CertContext, faces, lose_reports, not_applicable
-from harness.records import RoundEventKind
-from harness.wire.protocol.messages import (
+from harness.cert.steps.context import CertContext, lose_reports, not_applicable
+from harness.cert.steps.params import FACES, typed
+from harness.wire.messages import (
     BowlOff,
     BowlOn,
     Drop,
@@ -46,19 +47,6 @@ _NO_ROUND = "X"
 #: What the harness notes in the rig's actions when it arms a contradicting read (:func:`contradicting_read`): a
 #: pause of that round then decides PROC-1.
 CONTRADICTING_READ = "contradicting read"
-
-
-@runtime_checkable
-class NoiseReporting(Protocol):
-    """Optional adapter members the noise check reads (docs/adapters.md)."""
-
-    def ignored_device_frames(self) -> int:
-        """Device frames and reports the server refused or ignored since it started, as it counts them."""
-        ...
-
-    def event_log_size(self) -> int:
-        """Entries in the server's permanent event log."""
-        ...
 
 
 @dataclass
@@ -95,7 +83,10 @@ def _line(rig: Rig, device: str) -> str:
     return name
 
 
-@when(parsers.parse("a READER RESULT of {result} for this round arrives on the {device} line after the close"))
+@when(
+    parsers.parse("a READER RESULT of {result} for this round arrives on the {device} line after the close"),
+    converters=typed(result=FACES),
+)
 def forged_result(cert: CertContext, result: str, device: str) -> None:
     """A valid READER RESULT with these faces, tagged with the current round, is written on another device's line
     when the table sees betting close, and again right after it lifts the bowl (DEV-1): the line's device did not
@@ -108,7 +99,7 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
     name = _line(rig, device)
     if Source.READER in next(s.roles for s in rig.bench.lines if s.name == name):
         raise AssertionError(f"the {device} line carries the reader: name another device's line")
-    read = Result(faces(result), False)
+    read = Result(result, False)
     seq = iter(range(forge.FORGED_SEQ, forge.FORGED_SEQ + 2))
 
     def fire() -> None:
@@ -166,7 +157,10 @@ def replay_tagged(cert: CertContext, k: int) -> None:
     _replay(cert, k, tagged=True)
 
 
-@when(parsers.parse("the reader sends a result {result} tagged with round {k:d} as the bowl comes off"))
+@when(
+    parsers.parse("the reader sends a result {result} tagged with round {k:d} as the bowl comes off"),
+    converters=typed(result=FACES),
+)
 def result_for_round(cert: CertContext, result: str, k: int) -> None:
     """Right after the table lifts the bowl in the current round, the reader sends a result with these faces tagged
     with round k (a round already decided: settled, void, or cancelled by a restart), on its own line and with a
@@ -178,7 +172,7 @@ def result_for_round(cert: CertContext, result: str, k: int) -> None:
     rig = _rig(cert)
     if not rig.emulated.round_tags:
         not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
-    message, tag = Result(faces(result), False), cert.round_id(k)
+    message, tag = Result(result, False), cert.round_id(k)
 
     def fire() -> None:
         try:
@@ -256,7 +250,10 @@ def _renumber(raw: bytes, seq: int) -> bytes:
     return forge.ascii_frame(seq, body.split(" ", 2)[2])
 
 
-@when(parsers.parse("the reader reads the overlapping tokens again as {result} before they are spread"))
+@when(
+    parsers.parse("the reader reads the overlapping tokens again as {result} before they are spread"),
+    converters=typed(result=FACES),
+)
 def contradicting_read(cert: CertContext, result: str) -> None:
     """Right after the reader's read of overlapping tokens in the current round, the reader reports a read of them
     with these faces (a token turned, or a misread) before the dealer has spread them (PROC-1).
@@ -265,7 +262,7 @@ def contradicting_read(cert: CertContext, result: str) -> None:
     """
     rig = _rig(cert)
     number = rig.driver.rounds.get(rig.current_round())
-    message = ReaderRearranged(faces(result))
+    message = ReaderRearranged(result)
     rig.note("harness", CONTRADICTING_READ, f"round {rig.current_round()}: {message.faces} before the spread")
     done = False
 
@@ -287,18 +284,6 @@ def bowl_never_on(cert: CertContext) -> None:
     """
     rig = _rig(cert)
     lose_reports(rig, Source.BOWL, BowlOn)
-
-
-@when("the console's problem reports of this round are lost")
-def console_problem_lost(cert: CertContext) -> None:
-    """From now on in the current round the console's ``PROBLEM`` reports never reach the server (its ``RESOLVED``
-    reports still do): when the table stops because it needs more re-shakes than the cap allows (ERR-1), the server
-    hears of it only by counting the re-shakes itself. Not applicable on a bench whose table has no console.
-
-    Example: When the console's problem reports of this round are lost
-    """
-    rig = cert.running()
-    lose_reports(rig, Source.CONSOLE, Problem)
 
 
 @when(parsers.parse("the reader sends round {k:d}'s result again untagged before the next round opens"))
@@ -334,29 +319,6 @@ def _round_ends(rig: Rig) -> list[tuple[str, str, str, str]]:
     return [(e.round_id, str(e.kind), e.clause, e.faces) for e in rig.adapter.round_events() if e.ends_round]
 
 
-@when(parsers.parse("the reader's reads of this round reach the server only {seconds:g} seconds after it makes them"))
-def reads_late(cert: CertContext, seconds: float) -> None:
-    """From now on in the current round the reader's ``RESULT`` reports are held back and sent on its own line
-    ``seconds`` after the table revealed the tokens, with the device time of the reveal (a camera slow to report):
-    the reports of other lines made meanwhile reach the server first. Not applicable on a bench whose table has no
-    reader device.
-
-    Example: When the reader's reads of this round reach the server only 0.2 seconds after it makes them
-    """
-    rig = cert.running()
-    lose_reports(rig, Source.READER, Result)
-    number = rig.driver.rounds[rig.current_round()]
-
-    def watch(event: Event) -> None:
-        if isinstance(event, Revealed) and event.round == number:
-            message = Result(event.faces, event.overlap)
-            tag, at = forge.tag_of(rig, number), forge.device_time(rig, event.t)  # the read's own round
-            send = lambda _e: forge.queue_report(rig, Source.READER, message, tag, at)  # noqa: E731
-            rig.env.timeout(seconds).callbacks.append(send)
-
-    rig.emulated.watchers.append(watch)
-
-
 @when("the bowl sensor reports the bowl put back on right after the lift")
 def bowl_back_on(cert: CertContext) -> None:
     """Right after the table's bowl sensor reports the next lift of the bowl in the current round, it reports the
@@ -371,58 +333,6 @@ def bowl_back_on(cert: CertContext) -> None:
     forge.at_lift(
         rig, lambda: forge.queue_report(rig, Source.BOWL, BowlOn(), forge.current_tag(rig), forge.device_time(rig))
     )
-
-
-@when(parsers.parse("the server pauses round {n:d}"))
-def server_pauses(cert: CertContext, n: int) -> None:
-    """Wait until the server has paused round n (ERR-1), whatever paused it; fails if it ends the round first or
-    does not pause it within the bench's step timeout.
-
-    The check decides PROC-1 when the scenario armed a read that contradicts the faces seen before the spread in
-    round n (the pause that read calls for), else ERR-1 (an unexpected problem pauses the round).
-
-    Example: When the server pauses round 1
-    """
-    rig = cert.running()
-    rid = cert.round_id(n)
-    contradicted = any(a.what == CONTRADICTING_READ and a.detail.startswith(f"round {rid}:") for a in rig.actions)
-    clause = "PROC-1" if contradicted else "ERR-1"
-
-    def paused() -> bool:
-        events = [e for e in rig.adapter.round_events() if e.round_id == rid]
-        return any(e.kind == RoundEventKind.PAUSED or e.ends_round for e in events)
-
-    try:
-        rig.run_until(paused, f"the server to pause round {n}")
-    except BenchTimeout as exc:
-        cert.check(clause, False, f"round {n}: expected paused, the server did not pause it: {exc}", rid)
-    end = rig.server_end(rid)
-    what = f"round {n}: expected paused, the server ended it ({end.kind} {end.clause})" if end else f"round {n} paused"
-    cert.check(clause, end is None, what, rid)
-
-
-@then(parsers.parse("the server pauses round {n:d} after its re-shakes {which}"))
-def paused_after(cert: CertContext, n: int, which: str) -> None:
-    """The server paused round n exactly once after each of these re-shakes (counted from the round's first, in the
-    order of its round events: a pause that follows the k-th re-shake and no later one), and at no other time.
-
-    The check decides ERR-1: needing a re-shake past the cap is an unexpected problem of the procedure (RULES.md,
-    "Re-shake cap"), so the round pauses.
-
-    Example: Then the server pauses round 1 after its re-shakes 4 and 8
-    """
-    want = [int(k) for k in which.replace(" and ", ",").split(",") if k.strip()]
-    rid = cert.round_id(n)
-    count, got = 0, []
-    for e in cert.running().adapter.round_events():
-        if e.round_id != rid:
-            continue
-        if e.kind == RoundEventKind.RESHAKE:
-            count += 1
-        elif e.kind == RoundEventKind.PAUSED:
-            got.append(count)
-    what = f"round {n}: expected pauses after re-shakes {want}, server paused after {got}"
-    cert.check("ERR-1", got == want, what, rid)
 
 
 @then(parsers.parse("the server counted the noise and its event log grew by at most {most:d} entries"))

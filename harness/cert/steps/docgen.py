@@ -3,8 +3,11 @@
     python -m harness.cert.steps.docgen            # rewrite docs/steps.md
     python -m harness.cert.steps.docgen --check    # exit 1 when docs/steps.md is stale
 
-Each step's phrase comes from its pytest-bdd parser, its meaning and example from its docstring (the first
-paragraph, and the line starting ``Example:``).
+The page has a section per step module (:data:`harness.cert.steps.STEP_MODULES`, one per area), its steps in source
+order, after a list of the kinds of step parameters (:mod:`harness.cert.steps.params`). Each step's phrase comes
+from its pytest-bdd parser, its meaning from its docstring's first paragraph, its example from the docstring's line
+starting ``Example:`` or else from the first step of the shipped features it matches (a scenario outline's steps
+with its first example row).
 """
 
 from __future__ import annotations
@@ -14,121 +17,116 @@ import importlib
 import inspect
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from pytest_bdd.steps import step_function_context_registry
+from pytest_bdd.parser import FeatureParser
+from pytest_bdd.steps import StepFunctionContext, step_function_context_registry
 
-from harness.cert.steps import given, then, when
+from harness.cert.steps import STEP_MODULES
+from harness.cert.steps.params import KINDS, Kind
 from harness.files import FEATURES
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "steps.md"
-MODULES: tuple[tuple[str, ModuleType], ...] = (("Given", given), ("When", when), ("Then", then))
-#: Step areas written by other parts of the harness: documented with an example taken from the feature files.
-OTHER_AREAS: tuple[tuple[str, str], ...] = (
-    ("Statistics (`features/rtp.feature`, `features/fairness.feature`)", "harness.cert.steps.stats"),
-    ("Fault injection (`features/faults/`)", "harness.cert.steps.faults"),
-    ("Rules documents (`features/documents.feature`)", "harness.cert.steps.documents"),
-    ("Device lines: forged, replayed and noisy frames (`features/devices.feature`)", "harness.cert.steps.devices"),
-    (
-        "Bets, money and records (`features/limits.feature`, `idempotency`, `corrections`, `refunds`, `records`, "
-        "`atomicity`)",
-        "harness.cert.steps.money",
-    ),
-    ("Generative certification (`features/exploration.feature`, docs/explore.md)", "harness.cert.steps.explore"),
-    (
-        "Deadlines: late and lost reports, the time a pause gives back (`features/errors.feature`, "
-        "`features/special_handling.feature`, `features/corrections.feature`, `features/rounds.feature`)",
-        "harness.cert.steps.timing",
-    ),
-)
+#: The section title of each step module.
+TITLES: dict[str, str] = {
+    "harness.cert.steps.players": "Players: balances and connections",
+    "harness.cert.steps.table": "The table: faces, scripted incidents, what the table did",
+    "harness.cert.steps.rounds": "Rounds: opening, closing, pauses, and how the server ends them",
+    "harness.cert.steps.bets": "Bets: placing, refusals, retries and reused bet ids",
+    "harness.cert.steps.money": "Money: returns, balances and the bet record",
+    "harness.cert.steps.oracle": "The oracle",
+    "harness.cert.steps.corrections": "Corrections of a settled round",
+    "harness.cert.steps.server": "The server: kills, restarts and crash points",
+    "harness.cert.steps.reports": "The table's own reports: lost, late or read again",
+    "harness.cert.steps.devices": "Device lines: forged, replayed and noisy frames (`features/devices.feature`)",
+    "harness.cert.steps.explore": "Generative certification (`features/exploration.feature`, docs/explore.md)",
+    "harness.cert.steps.faults": "Fault injection (`features/faults/`)",
+    "harness.cert.steps.stats": "Statistics (`features/rtp.feature`, `features/fairness.feature`)",
+    "harness.cert.steps.documents": "Rules documents and how amounts are written (`features/documents.feature`)",
+}
 _GROUP = re.compile(r"\(\?P<(\w+)>[^)]*\)")
 
 
 @dataclass(frozen=True, slots=True)
 class StepDoc:
+    """One step's entry: its module (the area), keyword, phrase (parameters as ``<name>``), meaning, example, and
+    the kinds of its typed parameters."""
+
+    module: str
     keyword: str
     phrase: str
     meaning: str
     example: str
+    kinds: tuple[tuple[str, Kind[Any]], ...] = ()
 
 
-def _contexts() -> dict[Any, Any]:
-    """Step function → its pytest-bdd step context (type, parser)."""
+def _contexts() -> dict[Callable[..., object], StepFunctionContext]:
+    """Step function → its pytest-bdd step context (type, parser, converters)."""
     return {c.step_func: c for c in list(step_function_context_registry.values())}
 
 
-def _phrases() -> dict[Any, str]:
-    """Step function → its phrase with parameters as ``<name>``, from pytest-bdd's registry of step contexts."""
-    out: dict[Any, str] = {}
-    for context in list(step_function_context_registry.values()):
-        text = getattr(context.parser, "name", None)
-        if isinstance(text, str):
-            text = _GROUP.sub(lambda m: f"<{m.group(1)}>", text)
-            text = re.sub(r"(\w)s\?", r"\1(s)", text)  # regex plural "re-shakes?" reads "re-shake(s)"
-            out[context.step_func] = re.sub(r"\{(\w+)(:[^}]*)?\}", lambda m: f"<{m.group(1)}>", text)
+def _phrase(context: StepFunctionContext) -> str:
+    """The step's phrase with parameters as ``<name>``, from its pytest-bdd parser."""
+    text = _GROUP.sub(lambda m: f"<{m.group(1)}>", context.parser.name)
+    text = re.sub(r"(\w)s\?", r"\1(s)", text)  # regex plural "re-shakes?" reads "re-shake(s)"
+    return re.sub(r"\{(\w+)(:[^}]*)?\}", lambda m: f"<{m.group(1)}>", text)
+
+
+def _kinds(context: StepFunctionContext) -> tuple[tuple[str, Kind[Any]], ...]:
+    """The step's parameters typed by a kind of :mod:`harness.cert.steps.params`, in the order of its phrase."""
+    kinds = {name: getattr(convert, "kind", None) for name, convert in context.converters.items()}
+    order = re.findall(r"<(\w+)>", _phrase(context))
+    return tuple((name, kind) for name in order if isinstance(kind := kinds.get(name), Kind))
+
+
+def feature_steps() -> list[tuple[str, str]]:
+    """(keyword, text) of every step of the shipped features in file order; a scenario outline's steps rendered
+    with its first example row."""
+    out: list[tuple[str, str]] = []
+    for path in sorted(FEATURES.rglob("*.feature")):
+        feature = FeatureParser(str(FEATURES), str(path.relative_to(FEATURES))).parse()
+        for template in feature.scenarios.values():
+            contexts = [next(e.as_contexts(), {}) for e in template.examples if e] or [{}]
+            out += [(str(step.type).capitalize(), step.name) for step in template.render(contexts[0]).steps]
     return out
 
 
 def collect() -> list[StepDoc]:
-    """Every step of the given/when/then modules, in source order.
+    """Every step of every step module, module by module (:data:`STEP_MODULES`), each in source order.
 
     Raises:
-        ValueError: a step without an ``Example:`` line in its docstring (the page would be incomplete).
+        ValueError: a step module without a title in :data:`TITLES`, or a step with no example (neither an
+            ``Example:`` line in its docstring nor a step of the shipped features it matches).
     """
+    modules = {name: importlib.import_module(name) for name in STEP_MODULES}
+    contexts = _contexts()
+    lines = feature_steps()
     out: list[StepDoc] = []
-    phrases = _phrases()
-    for keyword, module in MODULES:
-        funcs = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f.__module__ == module.__name__]
+    for name, module in modules.items():
+        if name not in TITLES:
+            raise ValueError(f"step module {name} has no section title in docgen.TITLES")
+        funcs = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f in contexts]
         funcs.sort(key=lambda f: f.__code__.co_firstlineno)
         for func in funcs:
-            phrase = phrases.get(func)
-            if phrase is None:
-                continue
+            context = contexts[func]
+            keyword = str(context.type or "given").capitalize()
             doc = inspect.getdoc(func) or ""
             meaning = " ".join(doc.split("\n\n", 1)[0].split())
             example = next((ln.split(":", 1)[1].strip() for ln in doc.splitlines() if ln.startswith("Example:")), "")
             if not example:
-                raise ValueError(f"step {func.__name__} ({phrase!r}) has no 'Example:' line in its docstring")
-            out.append(StepDoc(keyword, phrase, meaning, example))
+                found = (text for kw, text in lines if kw == keyword and context.parser.is_matching(text))
+                example = next((f"{keyword} {text}" for text in found), "")
+            if not example:
+                raise ValueError(f"step {func.__name__} of {name} has no example in its docstring or the features")
+            out.append(StepDoc(name, keyword, _phrase(context), meaning, example, _kinds(context)))
     return out
 
 
-def collect_other() -> list[tuple[str, list[StepDoc]]]:
-    """The other step areas: phrase, docstring (if any) and the first line of ``features/`` that uses it."""
-    lines = [
-        ln.strip()
-        for path in sorted(FEATURES.rglob("*.feature"))
-        for ln in path.read_text(encoding="utf-8").splitlines()
-        if ln.strip().split(" ", 1)[0] in ("Given", "When", "Then", "And", "But")
-    ]
-    modules: list[tuple[str, ModuleType]] = []
-    for title, module_name in OTHER_AREAS:
-        try:
-            modules.append((title, importlib.import_module(module_name)))
-        except ImportError:
-            continue
-    contexts, phrases = _contexts(), _phrases()
-    out: list[tuple[str, list[StepDoc]]] = []
-    for title, module in modules:
-        funcs = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f in contexts]
-        funcs.sort(key=lambda f: f.__code__.co_firstlineno)
-        docs = []
-        for func in funcs:
-            context = contexts[func]
-            keyword = str(context.type or "given").capitalize()
-            example = next((ln for ln in lines if context.parser.is_matching(ln.split(" ", 1)[1])), "")
-            if example and not example.startswith(keyword):
-                example = f"{keyword} {example.split(' ', 1)[1]}"
-            meaning = " ".join((inspect.getdoc(func) or "").split("\n\n", 1)[0].split())
-            docs.append(StepDoc(keyword, phrases[func], meaning, example))
-        out.append((title, docs))
-    return out
-
-
-def render(steps: list[StepDoc], other: list[tuple[str, list[StepDoc]]] | None = None) -> str:
+def render(steps: list[StepDoc]) -> str:
+    """The page: the introduction, the kinds of step parameters, then a section per step module."""
     lines = [
         "# Step vocabulary",
         "",
@@ -170,31 +168,26 @@ def render(steps: list[StepDoc], other: list[tuple[str, list[StepDoc]]] | None =
         "  And the oracle finds no difference",
         "```",
         "",
+        "## Parameter kinds",
+        "",
+        "A parameter of one of these kinds must have its form, or the step fails naming the parameter, the text and",
+        "the form (the phrase decides which text the step matches; the kind, what the text may be). Parameters",
+        "without a kind are numbers the phrase types itself (round, shake and token numbers; seconds) or text taken",
+        "as it stands.",
+        "",
+        "| Kind | Form |",
+        "| --- | --- |",
+        *(f"| {name} | {form} |" for name, form in dict.fromkeys((k.name, k.form) for k in KINDS)),
+        "",
     ]
-    for keyword, _module in MODULES:
-        lines += [f"## {keyword}", ""]
-        for step in (s for s in steps if s.keyword == keyword):
-            lines += [
-                f"### `{step.keyword} {step.phrase}`",
-                "",
-                step.meaning,
-                "",
-                "```gherkin",
-                step.example,
-                "```",
-                "",
-            ]
-    for title, docs in other or []:
-        lines += [
-            f"## {title}",
-            "",
-            "Steps of another part of the harness; examples are lines of the shipped features.",
-            "",
-        ]
-        for doc in docs:
-            lines += [f"### `{doc.keyword} {doc.phrase}`", ""]
-            lines += [doc.meaning, ""] if doc.meaning else []
-            lines += ["```gherkin", doc.example, "```", ""] if doc.example else []
+    for module in STEP_MODULES:
+        lines += [f"## {TITLES[module]}", ""]
+        for step in (s for s in steps if s.module == module):
+            lines += [f"### `{step.keyword} {step.phrase}`", ""]
+            lines += [step.meaning, ""] if step.meaning else []
+            if step.kinds:
+                lines += ["Parameters: " + "; ".join(f"`<{name}>` {kind.name}" for name, kind in step.kinds) + ".", ""]
+            lines += ["```gherkin", step.example, "```", ""]
     return "\n".join(lines)
 
 
@@ -203,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if docs/steps.md is not up to date")
     parser.add_argument("--out", type=Path, default=DOC)
     args = parser.parse_args(argv)
-    text = render(collect(), collect_other())
+    text = render(collect())
     if args.check:
         current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
         if current != text:

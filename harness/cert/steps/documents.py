@@ -7,17 +7,19 @@ English: DOC-1; the number format: DOC-2); the audit's full text report is attac
 printed, so pytest shows it with ``-rA`` or on failure), allowed findings included.
 
 The checks go to the scenario's ``clause_checks`` log through :attr:`RulesContext.checks` (the ``rules_context``
-fixture hands it over), so the steps keep their one argument and can be called on an audit result directly.
+fixture hands it over), so the steps keep their one argument and can be called on an audit result directly. One step
+checks how the harness itself writes amounts in its reports (DOC-2), on the scenario's own check log.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from fractions import Fraction
 
 import pytest
 from pytest_bdd import parsers, then, when
 
+from harness.cert.steps.context import CertContext, format_money
+from harness.cert.steps.params import MONEY, PERCENT, Percent, typed
 from harness.files import shipped_path
 from harness.judge.checks import CheckLog
 from harness.rules.audit import ENGLISH, AuditResult, LanguageAudit, load_allow_list, run_audit
@@ -95,14 +97,17 @@ def english_paytable(rules_context: RulesContext) -> None:
         rules_context.checks.require(clause, listed and not diffs, what)
 
 
-@then(parsers.parse("the English document's stated maximum RTP of {percent} % is the best RTP its paytable implies"))
-def english_max_rtp(rules_context: RulesContext, percent: str) -> None:
+@then(
+    parsers.parse("the English document's stated maximum RTP of {percent} % is the best RTP its paytable implies"),
+    converters=typed(percent=PERCENT),
+)
+def english_max_rtp(rules_context: RulesContext, percent: Percent) -> None:
     """The English document states this maximum RTP, its own paytable implies it, and so does the harness's."""
     en = rules_context.language(ENGLISH)
     checks = rules_context.checks
     stated = en.rules.max_rtp
     what = f"the English document states a maximum RTP of {float(stated) * 100:g} %, expected {percent} %"
-    checks.require("RTP-1", stated == Fraction(percent) / 100, what)
+    checks.require("RTP-1", stated == percent.value, what)
     diffs = [d for d in en.differences if d.clause == "RTP-1"]
     checks.require("RTP-1", not diffs, _lines(diffs) or "the English document's RTP agrees with the rules")
     best = max(en.rtp_implied.values())
@@ -174,3 +179,13 @@ def paytable_equals_english(rules_context: RulesContext, name: str) -> None:
     want = {b: (t.odds, t.wins, t.pushes) for b, t in en.bets.items()}
     wrong = {b.value: f"{got.get(b)} (English {want.get(b)})" for b in {*got, *want} if got.get(b) != want.get(b)}
     checks.require("DOC-1", not wrong, f"the {name} paytable differs from the English: {wrong}")
+
+
+@then(parsers.re(r"(?P<minor>\d+) minor units are shown as (?P<text>[\d,.\-]+)"), converters=typed(minor=MONEY))
+def shown_as(cert: CertContext, minor: int, text: str) -> None:
+    """Amounts in reports are written in US format with two decimals, 100 minor units to the unit (DOC-2).
+
+    Example: Then 123400 minor units are shown as 1,234.00
+    """
+    shown = format_money(minor)
+    cert.checks.require("DOC-2", shown == text, f"{minor} is shown as {shown}, expected {text}")

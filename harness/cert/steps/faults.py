@@ -64,32 +64,57 @@ def _every_round(scn: FaultScenario, fault: dict[str, Any], phase: str) -> None:
 
 @given(parsers.parse("the {name} bench"))
 def named_bench(fault_scenario: FaultScenario, name: str) -> None:
-    """Run on this shipped bench whatever ``--bench`` says (e.g. serial faults exist only in-process)."""
+    """Run on this shipped bench whatever ``--bench`` says (e.g. serial faults exist only in-process).
+
+    Example: Given the in-process bench
+    """
     fault_scenario.bench = load_bench(name)
 
 
 @given(parsers.parse("a fault schedule of {rounds:d} rounds with {players:d} players betting {bets:d} times a round"))
 def schedule_shape(fault_scenario: FaultScenario, rounds: int, players: int, bets: int) -> None:
+    """The fault schedule plays this many rounds with this many players (``p1`` ... ``pN``), each betting this
+    many times a round, stakes of 100, 200 or 500.
+
+    Example: Given a fault schedule of 6 rounds with 4 players betting 3 times a round
+    """
     fault_scenario.doc.update(rounds=rounds, players=players, bets_per_round=bets, stakes=[100, 200, 500])
 
 
 @given(parsers.parse("the server is killed in round {n:d} while {phase} and restarted after {down:g} s"))
 def server_killed(fault_scenario: FaultScenario, n: int, phase: str, down: float) -> None:
+    """The schedule kills the server in round n during this phase and restarts it ``down`` seconds later.
+
+    Example: Given the server is killed in round 2 while betting_open and restarted after 0.5 s
+    """
     fault_scenario.add({"kind": "server_kill", "at": {"round": n, "phase": phase}, "duration": down})
 
 
 @given(parsers.parse("every player disconnects in every round while {phase} for {seconds:g} s"))
 def disconnect_storm(fault_scenario: FaultScenario, phase: str, seconds: float) -> None:
+    """In every round of the schedule every player disconnects during this phase, for ``seconds``.
+
+    Example: Given every player disconnects in every round while shaking for 0.4 s
+    """
     _every_round(fault_scenario, {"kind": "player_disconnect", "target": "all", "duration": seconds}, phase)
 
 
 @given(parsers.parse("{player}'s connection is reset in every round while {phase} for {seconds:g} s"))
 def reset_storm(fault_scenario: FaultScenario, player: str, phase: str, seconds: float) -> None:
+    """In every round of the schedule this player's connection is reset during this phase, for ``seconds``.
+
+    Example: Given p1's connection is reset in every round while betting_open for 0.3 s
+    """
     _every_round(fault_scenario, {"kind": "player_reset", "target": player, "duration": seconds}, phase)
 
 
 @given(parsers.parse("{player}'s link is a blackhole in every round while {phase} for {seconds:g} s"))
 def blackhole_storm(fault_scenario: FaultScenario, player: str, phase: str, seconds: float) -> None:
+    """In every round of the schedule this player's link loses everything sent either way (a blackhole) during
+    this phase, for ``seconds``.
+
+    Example: Given p2's link is a blackhole in every round while betting_open for 0.3 s
+    """
     _every_round(fault_scenario, {"kind": "player_blackhole", "target": player, "duration": seconds}, phase)
 
 
@@ -99,13 +124,23 @@ def blackhole_storm(fault_scenario: FaultScenario, player: str, phase: str, seco
 def serial_noise(
     fault_scenario: FaultScenario, device: str, kind: str, rate: float, n: int, phase: str, seconds: float
 ) -> None:
-    """``kind``: flip, drop, duplicate or reorder (per frame, with probability ``rate``)."""
+    """The device line gets noise in round n during this phase, for ``seconds``: ``kind`` flip, drop,
+    duplicate or reorder, per frame with probability ``rate``.
+
+    Example: Given the reader line gets flip noise at rate 0.5 in round 2 while shaking for 3 s
+    """
     fault = {"kind": f"serial_{kind}", "target": device, "at": {"round": n, "phase": phase}, "duration": seconds}
     fault_scenario.add({**fault, "rate": rate})
 
 
 @when(parsers.parse("the fault schedule runs with seed {seed:d}"))
 def schedule_runs(fault_scenario: FaultScenario, bench: Bench, seed: int) -> None:
+    """The schedule runs with this seed on the scenario's bench (the one a Given step names, else ``--bench``); the
+    Then steps judge its result. Not applicable where the bench refuses a fault of the schedule (e.g. a server kill
+    on a server the harness did not start).
+
+    Example: When the fault schedule runs with seed 3
+    """
     schedule = parse_schedule({**fault_scenario.doc, "seed": seed}, "scenario schedule")
     try:
         fault_scenario.result = run_schedule(fault_scenario.bench or bench, schedule)
@@ -131,8 +166,12 @@ def liveness_clauses(doc: dict[str, Any]) -> list[str]:
 
 @then("no checker reports a violation")
 def no_violation(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
-    # every history checker passed (each a check of its clause, CHECKER_CLAUSES) and the run did not stop early (a
-    # check of each of its liveness clauses)
+    """Every history checker of the run found nothing (each a check of its clause: a payout its bet's paytable
+    row) and the run did not stop early (a check of each of its liveness clauses); else this fails on the first clause
+    broken, with the run's report.
+
+    Example: Then no checker reports a violation
+    """
     result = fault_scenario.done
     failed: list[str] = []
     for name, found in result.report.by_checker().items():
@@ -153,7 +192,11 @@ def no_violation(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None
 
 @then("every round was played")
 def every_round(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
-    # a check of each of the run's liveness clauses (DC-1 in a disconnect storm, ERR-3 across a restart)
+    """The run played every round of the schedule: a check of each of its liveness clauses (DC-1 in a disconnect
+    storm, NET-1 with resets or blackholes, ERR-3 across a restart or line noise).
+
+    Example: Then every round was played
+    """
     result = fault_scenario.done
     rounds = fault_scenario.doc["rounds"]
     what = f"{result.rounds_played} of {rounds} rounds were played" + (f": {result.aborted}" if result.aborted else "")
@@ -163,7 +206,11 @@ def every_round(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
 
 @then("every acknowledged bet was settled or refunded exactly once")
 def exactly_once(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None:
-    # every bet the server acknowledged is in its player's bet record (DC-3), once, settled or refunded (DC-2)
+    """Every bet the server acknowledged is in its player's bet record (DC-3), once, and settled or refunded
+    (DC-2).
+
+    Example: Then every acknowledged bet was settled or refunded exactly once
+    """
     result = fault_scenario.done
     assert result.final is not None, f"the run took no final read of the server: {result.aborted}"
     rows = {(p, r.client_bet_id): r for p, rs in result.final.records.items() for r in rs}
@@ -184,6 +231,10 @@ def exactly_once(fault_scenario: FaultScenario, clause_checks: CheckLog) -> None
 
 @then(parsers.parse("the server was restarted {count:d} times"))
 def restarted(fault_scenario: FaultScenario, count: int) -> None:
+    """The harness restarted the server exactly ``count`` times during the run (the fault took effect).
+
+    Example: Then the server was restarted 1 times
+    """
     history = fault_scenario.done.history
     heals = [op for op in history if op.f == OpFunction.HEAL and op.detail.startswith(FaultKind.SERVER_KILL)]
     assert len(heals) == count, f"the harness restarted the server {len(heals)} times, expected {count}"
@@ -191,12 +242,20 @@ def restarted(fault_scenario: FaultScenario, count: int) -> None:
 
 @then(parsers.parse("some bets had an unknown outcome"))
 def some_unknown(fault_scenario: FaultScenario) -> None:
+    """At least one bet of the run had an unknown outcome (its answer was lost to a fault).
+
+    Example: Then some bets had an unknown outcome
+    """
     history = fault_scenario.done.history
     assert any(op.f == OpFunction.BET and op.type == OpType.INFO for op in history), "no bet had an unknown outcome"
 
 
 @then(parsers.parse("some bets were refused because the player was offline"))
 def some_offline(fault_scenario: FaultScenario) -> None:
+    """At least one bet was not sent because its player was disconnected (the fault took effect).
+
+    Example: Then some bets were refused because the player was offline
+    """
     history = fault_scenario.done.history
     assert any(
         op.f == OpFunction.BET and op.type == OpType.FAIL and op.detail.startswith("disconnected") for op in history
@@ -205,14 +264,22 @@ def some_offline(fault_scenario: FaultScenario) -> None:
 
 @then(parsers.parse("the {device} line had {kind} noise on some frames"))
 def frames_hit(fault_scenario: FaultScenario, device: str, kind: str) -> None:
+    """At least one frame on the device line had this noise (the fault took effect).
+
+    Example: Then the reader line had flip noise on some frames
+    """
     counts = fault_scenario.done.serial_counts.get(device, {})
     assert counts.get(kind, 0) > 0, f"no frame on the {device} line had {kind} noise: {counts}"
 
 
 @then(parsers.parse("round {n:d} was paused or settled on the table's faces"))
 def paused_or_true(fault_scenario: FaultScenario, clause_checks: CheckLog, n: int) -> None:
-    # round n ended (ERR-3: a pause not resolved ends in a cancellation); settled, on the table's faces (EQ-3: no
-    # payout violation in the run); else the server paused it first (ERR-1) and, cancelled, refunded it (ERR-3)
+    """Round n ended (ERR-3) and the run settled no bet on faces the table did not show (EQ-3: the payout
+    checker found nothing); unless it was settled, the server paused it first (ERR-1) and, where it cancelled it,
+    refunded every bet of it in full (ERR-3).
+
+    Example: Then round 2 was paused or settled on the table's faces
+    """
     result = fault_scenario.done
     assert result.final is not None, f"the run took no final read of the server: {result.aborted}"
     rid = str(n)
