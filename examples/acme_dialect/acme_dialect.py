@@ -7,10 +7,7 @@ harness's push dialogue, so only the codec is new.
 
 from __future__ import annotations
 
-from harness.wire.dialects import ComposedCodec, FrameCodec
-from harness.wire.dialects.ascii.dialect import AsciiBodyMap
-from harness.wire.dialects.parts import Lrc, StxEtxFramer
-from harness.wire.dialects.push import PushDialect
+from harness.lab import AsciiBodyMap, ComposedCodec, FrameCodec, Lrc, PushDialect, StxEtxFramer
 
 
 class AcmeDialect(PushDialect):

@@ -18,16 +18,16 @@ from urllib.parse import urlsplit
 from websockets.exceptions import WebSocketException
 from websockets.sync.client import ClientConnection, connect
 
-from harness.bench.adapters.base import (
+from harness.lab import (
     AdapterError,
     BetRecordRow,
     BetReply,
     GameServerAdapter,
     PlayerSpec,
     RoundEvent,
+    RoundEventKind,
     ServerSetup,
 )
-from harness.records import RoundEventKind
 
 #: docs/server.md "Event names" -> the adapter interface's round event kinds (the others are not round events).
 KINDS = {

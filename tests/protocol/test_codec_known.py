@@ -1,15 +1,15 @@
-"""The decoder remembers the message part of every valid frame (``harness.wire.text._KNOWN``) to decode repeats quickly; that
-memory must never change a verdict. With the message part already seen, every variant of the frame's header
-(version, seq) and of its trailing round tag and event time decodes exactly as with nothing remembered."""
+"""The decoder remembers the message part of every valid frame (``harness.wire.text._KNOWN``) to decode repeats
+quickly; that memory must never change a verdict. With the message part already seen, every variant of the frame's
+header (version, seq) and of its trailing round tag and event time decodes exactly as with nothing remembered."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from harness.wire import text as codec
 from harness.wire.frame_errors import BadFrame
 from harness.wire.messages import Frame
-from harness.wire import text as codec
 from harness.wire.text import FrameDecoder, encode, parse_frame
 from harness.wire.text.envelope import crc16
 from tests.protocol.proto_strategies import frames
