@@ -12,7 +12,9 @@ import asyncio
 import contextlib
 import csv
 import io
+import logging
 import re
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -36,6 +38,7 @@ from gameserver.openapi import openapi_document
 from gameserver.players import Sessions, bet_record
 from gameserver.provision import parse_players
 from gameserver.service import GameService
+from gameserver.sqlite_ledger import LedgerError
 
 #: HTTP status of each engine rejection code (everything else a rejection can carry is 409).
 STATUS = {
@@ -45,10 +48,12 @@ STATUS = {
     "stake_above_maximum": 422,
     "invalid_faces": 422,
     "unknown_player": 404,
+    "gateway_failure": 503,
 }
 _UINT = re.compile(r"^[0-9]{1,18}$")
 #: WebSocket close codes of a refused ``/v1/stream`` (the reason is the error code).
 WS_CLOSE = {"missing_token": 4401, "invalid_token": 4403}
+log = logging.getLogger("gameserver.api")
 
 
 class Api:
@@ -64,6 +69,7 @@ class Api:
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions = Sessions()  # players' open event streams (gameserver/players.py)
         self.bets = BetEndpoint(self.tokens, self._run)
+        self.ledger_failure: str | None = None  # a read found the ledger damaged
         service.subscribe(self._on_events)
 
     # ------------------------------------------------------------------ plumbing
@@ -90,6 +96,8 @@ class Api:
             exception_handlers={
                 ApiError: self._api_error,
                 HTTPException: self._http_error,
+                sqlite3.Error: self._ledger_error,
+                LedgerError: self._ledger_error,
                 Exception: self._crash,
             },
             lifespan=self._lifespan,
@@ -120,6 +128,17 @@ class Api:
         assert isinstance(exc, HTTPException)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
         return error(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+    async def _ledger_error(self, request: Request, exc: Exception) -> Response:
+        """A read of the ledger failed: 503 ``unavailable``, one log line, no traceback. A damaged file (SQLite's
+        ``SQLITE_CORRUPT``, ``SQLITE_NOTADB``, an I/O error) fails the ledger: ``/health`` names it and the engine
+        fails closed (:meth:`RoundEngine.part_failed`) until the server is restarted."""
+        log.error("ledger read failed on %s %s: %s", request.method, request.url.path, exc)
+        name = str(getattr(exc, "sqlite_errorname", ""))
+        if self.ledger_failure is None and name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB", "SQLITE_IOERR")):
+            why = self.ledger_failure = f"read failed: {exc}"
+            self.service.submit_then(lambda e: e.part_failed("ledger", why), lambda value, err: None)
+        return error(503, "unavailable", f"the ledger cannot be read: {exc}")
 
     async def _crash(self, request: Request, exc: Exception) -> Response:
         return error(500, "internal_error", "unexpected server error")
@@ -175,11 +194,22 @@ class Api:
     # ------------------------------------------------------------------ endpoints
     async def health(self, request: Request) -> Response:
         """Liveness plus the table's state (no token needed)."""
-        state = await self._run(_table_state)
-        body = {"status": "ok" if self.service.failure is None else "failed", "table": state}
-        body["ignored_reports"] = await self._run(lambda e: e.ignored.to_json())
+        if self.service.failure is None:
+            state = await self._run(_table_state)
+            ignored = await self._run(lambda e: e.ignored.to_json())
+        else:  # the engine thread stopped on a ledger failure: its state no longer changes
+            state, ignored = _table_state(self.service.engine), self.service.engine.ignored.to_json()
+        body: dict[str, Any] = {"status": "ok", "table": state, "ignored_reports": ignored}
         body.update(self.health_extra())
-        return JSONResponse(body, status_code=200 if self.service.failure is None else 503)
+        failures = dict(body.get("failures") or {})
+        if self.ledger_failure is not None:
+            failures["ledger"] = self.ledger_failure
+        if self.service.failure is not None:
+            failures["ledger"] = self.service.failure
+        body["failures"] = failures
+        if failures:
+            body["status"] = "failed"
+        return JSONResponse(body, status_code=503 if failures else 200)
 
     async def openapi(self, request: Request) -> Response:
         return JSONResponse(openapi_document(self.service.engine.config))

@@ -1,9 +1,10 @@
 """``xocdia-server``: start the reference game server.
 
-    xocdia-server --db PATH --device NAME=URL ... --port N [--host H] [--config FILE] [--trace FILE]
+    xocdia-server --db PATH --device NAME=URL ... --port N [--host H] [--config FILE] [--trace FILE] [--new-ledger]
 
 Refuses to start, with one line on stderr and exit status 2, on a bad port, a port in use, an unopenable
-device, an unwritable database or a bad config. Once serving it prints
+device, an unwritable, empty, damaged or foreign database (``--new-ledger`` moves it aside and starts a new one)
+or a bad config. Once serving it prints
 ``xocdia-server: listening on http://HOST:PORT`` on stdout (``--port 0`` picks a free port).
 """
 
@@ -18,7 +19,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 import uvicorn
 
@@ -29,7 +30,8 @@ from gameserver.dialects import DIALECTS, LineConfigError
 from gameserver.events import TableReport
 from gameserver.gateway import DeviceError, DeviceGateway, DevicePort, open_serial
 from gameserver.service import GameService
-from gameserver.sqlite_ledger import LedgerError, SqliteLedger
+from gameserver.sqlite_ledger import LedgerError, SqliteLedger, set_aside
+from gameserver.trace_file import RotatingTrace
 
 
 class StartError(Exception):
@@ -72,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--dialect", choices=list(DIALECTS), default=None,
         help="the device dialect of every line the config does not set (default: the config's, else xocdia-ascii)",
     )  # fmt: skip
+    p.add_argument(
+        "--new-ledger", action="store_true",
+        help="start a new, empty ledger at --db even when a file is there (it is moved to DB.replaced-TIME)",
+    )  # fmt: skip
     p.add_argument("--config", help="YAML config file (players, supervisors, engine settings, devices)")
     p.add_argument("--trace", help="JSON-lines serial trace (default: DB path + '.serial.jsonl' with devices)")
     p.add_argument("--log-level", default="warning", choices=["debug", "info", "warning", "error"])
@@ -100,11 +106,13 @@ def serve(args: argparse.Namespace) -> int:
         raise StartError(str(exc)) from None
     devices = {**config.devices, **dict(args.device)}
     try:
+        if args.new_ledger and (moved := set_aside(args.db)) is not None:
+            print(f"xocdia-server: the ledger at {args.db} was moved to {moved}; starting a new one", file=sys.stderr)
         ledger = CrashFileLedger(args.db, args.crash_file) if args.crash_file else SqliteLedger(args.db)
     except LedgerError as exc:
         raise StartError(str(exc)) from None
     ports: dict[str, DevicePort] = {}
-    trace: TextIO | None = None
+    trace: RotatingTrace | None = None
     with contextlib.ExitStack() as stack:
         stack.callback(ledger.close)
         for name, url in devices.items():
@@ -119,19 +127,27 @@ def serve(args: argparse.Namespace) -> int:
         if devices:
             trace_path = Path(args.trace or f"{args.db}.serial.jsonl")
             try:
-                trace = stack.enter_context(trace_path.open("a", encoding="utf-8"))
+                trace = stack.enter_context(RotatingTrace(trace_path, config.trace_max_bytes, config.trace_keep))
             except OSError as exc:
                 raise StartError(f"cannot write trace {str(trace_path)!r}: {exc.strerror}") from None
         try:
             service = GameService(config.engine, ledger, time.time, config.wallets)
         except LedgerError as exc:
             raise StartError(str(exc)) from None
+        except (ValueError, KeyError, TypeError, IndexError) as exc:  # rows that read back but make no table state
+            raise StartError(f"cannot start from ledger {args.db!r}: damaged: {exc!r}; restore a backup") from None
 
         def submit(report: TableReport) -> None:
             service.submit(lambda e: e.report(report))
 
         def incident(device: str, why: str, frame: str) -> None:
             service.submit(lambda e: e.device_incident(device, why, frame))
+
+        def failed(part: str, why: str) -> None:
+            service.submit(lambda e: e.part_failed(part, why))
+
+        def recovered(part: str) -> None:
+            service.submit(lambda e: e.part_recovered(part))
 
         default = args.dialect or config.dialect
         dialects = {n: config.device_dialects.get(n, default) for n in ports}
@@ -140,14 +156,14 @@ def serve(args: argparse.Namespace) -> int:
                 ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time,
                 accept_untagged=config.accept_untagged, incident=incident, dialects=dialects,
                 roles=config.device_roles, reopen=lambda name: open_serial(name, devices[name]),
-                options=config.device_options,
+                options=config.device_options, failed=failed, recovered=recovered,
             )  # fmt: skip
         except LineConfigError as exc:
             raise StartError(str(exc)) from None
         service.subscribe(gateway.on_events)
 
         def health() -> dict[str, Any]:
-            return {"devices": gateway.status()}
+            return {"devices": gateway.status(), "failures": gateway.failures()}
 
         api = Api(service, config.tokens, health)
         service.start()
@@ -157,10 +173,17 @@ def serve(args: argparse.Namespace) -> int:
         host, port = sock.getsockname()[:2]
         print(f"xocdia-server: listening on http://{host}:{port}", flush=True)
         loop = "uvloop" if sys.platform != "win32" else "asyncio"
+        from gameserver.http_protocol import uvicorn_options  # needs httptools: checked above
+
+        limits = config.http.fitted()
+        if limits.max_connections < config.http.max_connections:
+            logging.getLogger("gameserver.cli").warning(
+                "http.max_connections lowered to %d: the open-file limit allows no more", limits.max_connections
+            )
         server = uvicorn.Server(
             uvicorn.Config(
-                api.app(), loop=loop, http="httptools", ws="websockets-sansio", lifespan="on",
-                access_log=False, log_level=args.log_level, timeout_keep_alive=30, proxy_headers=False,
+                api.app(), loop=loop, ws="websockets-sansio", lifespan="on", access_log=False,
+                log_level=args.log_level, proxy_headers=False, **uvicorn_options(limits),
             )
         )  # fmt: skip
         server.run(sockets=[sock])

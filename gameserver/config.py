@@ -21,6 +21,9 @@ devices:           # NAME: pyserial URL, or {url, dialect, roles, options}; --de
 dialect: xocdia-ascii     # the default device dialect (docs/server.md, "Device dialects"); --dialect overrides
 heartbeat_timeout_s: 3.0
 untagged_reports: refuse  # accept: 1.0 compatibility, untagged results and lifts count (docs/protocol.md §7)
+http:              # limits on requests and connections (gameserver/http_limits.py); every key optional
+  max_header_bytes: 16384
+trace: {max_bytes: 16777216, keep: 4}   # the serial trace, rotated (gameserver/trace_file.py)
 ```
 """
 
@@ -34,7 +37,10 @@ from typing import Any
 import yaml
 
 from gameserver.dialects import DEFAULT, DIALECTS, ROLES, LineConfigError, line_options
+from gameserver.http_limits import FIELDS as HTTP_FIELDS
+from gameserver.http_limits import HttpLimits
 from gameserver.model import EngineConfig
+from gameserver.trace_file import DEFAULT_KEEP, DEFAULT_MAX_BYTES
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
@@ -65,6 +71,9 @@ class ServerConfig:
     device_dialects: dict[str, str] = field(default_factory=dict)  # per line, overriding ``dialect``
     device_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the devices a line carries
     device_options: dict[str, dict[str, float]] = field(default_factory=dict)  # a line's dialect options, as given
+    http: HttpLimits = field(default_factory=HttpLimits)
+    trace_max_bytes: int = DEFAULT_MAX_BYTES  # the serial trace's file is rotated at this size
+    trace_keep: int = DEFAULT_KEEP  # rotated trace files kept
 
 
 def _need(cond: bool, where: str, allowed: str) -> None:
@@ -78,7 +87,10 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
         raw = {}
     _need(isinstance(raw, dict), source, "must be a mapping with keys engine, players, supervisors, devices")
     assert isinstance(raw, dict)
-    known = {"engine", "players", "supervisors", "devices", "heartbeat_timeout_s", "untagged_reports", "dialect"}
+    known = {
+        *("engine", "players", "supervisors", "devices", "heartbeat_timeout_s", "untagged_reports", "dialect"),
+        *("http", "trace"),
+    }
     extra = sorted(set(raw) - known)
     _need(
         not extra,
@@ -159,9 +171,49 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
     )
     untagged = raw.get("untagged_reports", "refuse")
     _need(untagged in ("refuse", "accept"), f"{source}.untagged_reports", "refuse (default) or accept")
+    http = _http(raw.get("http") or {}, f"{source}.http")
+    trace_max, trace_keep = _trace(raw.get("trace") or {}, f"{source}.trace")
     return ServerConfig(
-        engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles, options
+        engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles, options, http,
+        trace_max, trace_keep,
+    )  # fmt: skip
+
+
+def _trace(raw: object, where: str) -> tuple[int, int]:
+    """The ``trace`` section: ``max_bytes`` (4096..2**40) and ``keep`` (0..100) of the rotated serial trace."""
+    _need(isinstance(raw, dict), where, "must be a mapping with max_bytes and keep")
+    assert isinstance(raw, dict)
+    unknown = sorted(set(raw) - {"max_bytes", "keep"})
+    _need(not unknown, f"{where}.{unknown[0] if unknown else ''}", "unknown key; allowed: max_bytes, keep")
+    size, keep = raw.get("max_bytes", DEFAULT_MAX_BYTES), raw.get("keep", DEFAULT_KEEP)
+    _need(
+        type(size) is int and 4096 <= size <= 2**40,
+        f"{where}.max_bytes",
+        f"must be a whole number 4096..2**40; got {size!r}",
     )
+    _need(type(keep) is int and 0 <= keep <= 100, f"{where}.keep", f"must be a whole number 0..100; got {keep!r}")
+    return size, keep
+
+
+def _http(raw: object, where: str) -> HttpLimits:
+    """The ``http`` section: each limit of :class:`HttpLimits` (those not given keep their defaults)."""
+    _need(isinstance(raw, dict), where, "must be a mapping of HTTP limits")
+    assert isinstance(raw, dict)
+    allowed = {name: (kind, low, high) for name, kind, low, high in HTTP_FIELDS}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        _need(key in allowed, f"{where}.{key}", f"unknown key; allowed: {', '.join(allowed)}")
+        kind, low, high = allowed[key]
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if kind is int:
+            ok = type(value) is int and low <= value <= high
+            what = f"a whole number {low:g}..{high:g}"
+        else:
+            ok = number and low <= value <= high
+            what = f"a number of seconds {low:g}..{high:g}"
+        _need(ok, f"{where}.{key}", f"must be {what}; got {value!r}")
+        values[key] = kind(value)
+    return HttpLimits(**values)
 
 
 def _line_options(raw: object, dialect: str, where: str) -> dict[str, float]:

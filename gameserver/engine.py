@@ -62,6 +62,7 @@ class RoundEngine:
         self._outbox: list[Event] = []
         self._shaker_timed = False  # the last shaker report carried device time (protocol 1.2)
         self.ignored = IgnoredReports()  # counted, not logged (gameserver/noise.py)
+        self.failed: dict[str, str] = {}  # parts of the gateway that failed -> why (fail closed)
 
     # ---------------------------------------------------------------- plumbing
     def now(self) -> float:
@@ -105,8 +106,9 @@ class RoundEngine:
 
         Returns ``(ack, replayed)``; ``replayed`` is True when the same idempotency id with the same body was
         already confirmed (nothing changes). Raises Rejection (nothing changes) for an id reused with another
-        body, an unknown bet type, a stake off the chip unit or the limits, no round taking bets, a pause, a
-        wrong round id, an unknown wallet or insufficient balance.
+        body, an unknown bet type, a stake off the chip unit or the limits, a failed part (``gateway_failure``,
+        :meth:`part_failed`), no round taking bets, a pause, a wrong round id, an unknown wallet or insufficient
+        balance.
         """
         digest = request_hash(bet_type, stake, round_id)
         seen = self._idem.get((player_id, client_bet_id))
@@ -120,6 +122,8 @@ class RoundEngine:
             allowed = ", ".join(t.value for t in BetType)
             raise Rejection("unknown_bet_type", f"unknown bet type {bet_type!r}; allowed: {allowed}") from None
         self.config.check_stake(stake)
+        if self.failed:
+            raise self._failure_rejection()
         r = self.round  # a round taking bets is active: BETTING is not an end phase
         if r is None or r.phase is not Phase.BETTING or self.now() >= r.closes_at:
             raise Rejection("betting_closed", "no round is taking bets")
@@ -146,6 +150,8 @@ class RoundEngine:
         """Open betting on a new round (lamp on). Raises Rejection if a round is still in progress."""
         if self.active is not None:
             raise Rejection("round_in_progress", f"round {self.active.round_id} has not ended")
+        if self.failed:
+            raise self._failure_rejection()
         now = self.now()
         r = RoundRecord(self._next_round_id, now, now + self.config.betting_s)
         self._next_round_id += 1
@@ -159,7 +165,7 @@ class RoundEngine:
         now = self.now()
         r = self.round
         if r is None or r.phase in ENDED:
-            if self.config.auto_open and now >= self._next_open_at:
+            if self.config.auto_open and now >= self._next_open_at and not self.failed:
                 self.open_round()
             return
         if r.paused_reason is not None:
@@ -351,6 +357,8 @@ class RoundEngine:
         r = self._require_active()
         if r.paused_reason is None:
             raise Rejection("not_paused", f"round {r.round_id} is not paused")
+        if self.failed:
+            raise self._failure_rejection()
         now = self.now()
         if r.phase is Phase.BETTING and r.betting_left is not None:
             r.closes_at = now + r.betting_left
@@ -391,6 +399,27 @@ class RoundEngine:
         """Record that line ``device`` refused ``frame`` (or changed its role) for reason ``why``; nothing changes."""
         r = self.active
         self._emit(EventKind.DEVICE_INCIDENT, None if r is None else r.round_id, device=device, why=why, frame=frame)
+
+    # ---------------------------------------------------------------- the gateway failing closed
+    def part_failed(self, part: str, reason: str) -> None:
+        """A part of the device gateway (a device line's thread, the trace, ...) failed: the round in play is paused
+        (ERR-1, reason ``gateway_failure: PART: REASON``) and, until every failed part recovered
+        (:meth:`part_recovered`), no bet is accepted, no round opens and no round resumes (``gateway_failure``).
+        Bets already accepted keep their state: the paused round is resumed by the supervisor after recovery, or
+        cancelled and refunded (ERR-3: supervisor cancel, pause timeout)."""
+        self.failed[part] = reason
+        r = self.active
+        if r is not None and r.paused_reason is None:
+            self._pause(r, f"gateway_failure: {part}: {reason}")
+
+    def part_recovered(self, part: str) -> None:
+        """``part`` works again; once no part is failed, bets, rounds and resumes are taken again."""
+        self.failed.pop(part, None)
+
+    def _failure_rejection(self) -> Rejection:
+        parts = "; ".join(f"{p}: {why}" for p, why in sorted(self.failed.items()))
+        why = f"a part of the server failed ({parts}); nothing is taken until it recovers"
+        return Rejection("gateway_failure", why)
 
     def _require_active(self) -> RoundRecord:
         r = self.active

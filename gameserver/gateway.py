@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Protocol, TextIO
+from typing import Protocol
 
 import serial
 
@@ -24,8 +25,18 @@ from gameserver.line_guard import LineGuard
 from gameserver.protocol import BadFrame, Frame, encode
 
 _LampCmd = tuple[str, tuple[tuple[str, str], ...]]
+log = logging.getLogger("gameserver.gateway")
+#: After a failed trace write, how long (s) bytes go untraced before a write is tried again.
+TRACE_RETRY_S = 2.0
 #: ``incident(device, why, frame)``: a line refused a frame or changed its role (docs/protocol.md §5).
 IncidentSink = Callable[[str, str, str], None]
+
+
+class TraceSink(Protocol):
+    """Where the trace's lines go: an open text file, or a :class:`gameserver.trace_file.RotatingTrace`."""
+
+    def write(self, text: str, /) -> int: ...
+    def flush(self) -> None: ...
 
 
 class DevicePort(Protocol):
@@ -151,7 +162,7 @@ class DeviceGateway:
         ports: dict[str, DevicePort],
         submit: Callable[[TableReport], None],
         silence_s: float = 3.0,
-        trace: TextIO | None = None,
+        trace: TraceSink | None = None,
         clock: Callable[[], float] = time.monotonic,
         event_clock: Callable[[], float] | None = None,
         accept_untagged: bool = False,
@@ -160,6 +171,8 @@ class DeviceGateway:
         roles: dict[str, tuple[str, ...]] | None = None,
         reopen: Callable[[str], DevicePort] | None = None,
         options: dict[str, dict[str, float]] | None = None,
+        failed: Callable[[str, str], None] | None = None,
+        recovered: Callable[[str], None] | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
@@ -168,6 +181,9 @@ class DeviceGateway:
         ``reopen(name)`` (optional) opens a port again after an I/O error (a TCP device that dropped its connection);
         it may raise :class:`DeviceError`, and is then tried again after the next pause. ``options`` gives a port's
         dialect options (``gameserver.dialects.line_options``; the others at their defaults).
+        ``failed(part, reason)`` is told when a part fails (``device NAME``: its thread died, logged with its cause;
+        ``trace``: a write failed) and ``recovered(part)`` when it works again (the trace, once a later write
+        succeeds; a dead thread does not come back): the server fails closed on them (docs/server.md).
 
         Raises:
             LineConfigError: a port with an unknown dialect, role or option, or an option's value out of its range (the
@@ -196,7 +212,14 @@ class DeviceGateway:
         self._incident = incident
         self._reopen = reopen
         self._running = False
-        self._threads = [threading.Thread(target=self._serve, args=(n,), name=f"dev-{n}", daemon=True) for n in ports]
+        self._failed_cb = failed
+        self._recovered_cb = recovered
+        self._failures: dict[str, str] = {}
+        self._failures_lock = threading.Lock()
+        self._trace_retry_at = 0.0  # after a failed trace write, the next one is tried at this time (clock)
+        self._threads = [
+            threading.Thread(target=self._line_thread, args=(n,), name=f"dev-{n}", daemon=True) for n in ports
+        ]
 
     def start(self) -> None:
         """Open the links (HELLO on every port) and start the port threads."""
@@ -243,16 +266,62 @@ class DeviceGateway:
             for n, link in self.links.items()
         }
 
+    def failures(self) -> dict[str, str]:
+        """The parts that failed and have not recovered (``device NAME``, ``trace``) -> why."""
+        with self._failures_lock:
+            return dict(self._failures)
+
+    def _fail(self, part: str, reason: str) -> None:
+        with self._failures_lock:
+            new = part not in self._failures
+            self._failures[part] = reason
+        if new:
+            log.error("%s failed: %s", part, reason)
+            if self._failed_cb is not None:
+                self._failed_cb(part, reason)
+
+    def _recover(self, part: str) -> None:
+        with self._failures_lock:
+            was = self._failures.pop(part, None) is not None
+        if was:
+            log.warning("%s recovered", part)
+            if self._recovered_cb is not None:
+                self._recovered_cb(part)
+
+    def _line_thread(self, name: str) -> None:
+        """A line's thread: :meth:`_serve` until the gateway stops; an exception ending it is logged with its cause
+        and fails the line (``device NAME``)."""
+        try:
+            self._serve(name)
+        except BaseException as exc:
+            log.error("device %s: thread died", name, exc_info=exc)
+            self._fail(f"device {name}", f"thread died: {exc!r}")
+
     def _record(self, device: str, direction: str, raw: bytes, note: str = "") -> None:
         if self._trace is None or not raw:
             return
-        line: dict[str, object] = {"t": self._clock(), "device": device, "dir": direction}
+        now = self._clock()
+        line: dict[str, object] = {"t": now, "device": device, "dir": direction}
         line["bytes"] = raw.decode("latin-1")
         if note:
             line["note"] = note
         with self._trace_lock:
-            self._trace.write(json.dumps(line) + "\n")
-            self._trace.flush()
+            if now < self._trace_retry_at:
+                return  # the trace failed; bytes are not traced until the next try
+            failed = self._trace_retry_at > 0
+            try:
+                self._trace.write(("\n" if failed else "") + json.dumps(line) + "\n")
+                self._trace.flush()
+            except (OSError, ValueError) as exc:
+                self._trace_retry_at = now + TRACE_RETRY_S
+                reason = f"write failed: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}"
+            else:
+                self._trace_retry_at = 0.0
+                reason = ""
+        if reason:
+            self._fail("trace", reason)
+        elif failed:
+            self._recover("trace")
 
     def _serve(self, name: str) -> None:
         port, line, lamp = self.ports[name], self.links[name], self._lamp[name]

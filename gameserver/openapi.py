@@ -23,7 +23,7 @@ _WHY = {
     "413": "body_too_large (16 KiB)",
     "415": "unsupported_media_type: send application/json (UTF-8)",
     "422": "invalid_field and the stake and bet-type codes",
-    "503": "unavailable: the ledger failed",
+    "503": "unavailable: the ledger failed; gateway_failure: a device line, the trace or the ledger failed",
 }
 _STREAM = (
     "WebSocket `/v1/stream` (not an HTTP operation): the token in `Authorization: Bearer` or `?token=`; sends "
@@ -195,6 +195,7 @@ def _schemas(config: EngineConfig) -> dict[str, Any]:
                     {"counts": {"type": "object"}, "sample": {"type": "array", "items": {"type": "object"}}}
                 ),
                 "devices": {"type": "object"},
+                "failures": {"type": "object", "additionalProperties": {"type": "string"}},
             },
             "required": ["status", "table", "ignored_reports"],
         },
@@ -227,7 +228,7 @@ def openapi_document(config: EngineConfig | None = None) -> dict[str, Any]:
         "/health": {
             "get": _op(
                 "Liveness, table state, device lines, ignored reports",
-                {"200": _json("Health"), "503": _json("Health", "the ledger failed")},
+                {"200": _json("Health"), "503": _json("Health", "a part failed: `failures` names it")},
                 "",
                 auth=False,
             )

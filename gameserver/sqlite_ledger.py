@@ -9,8 +9,10 @@ while it is still ``pending`` and fails the whole transaction otherwise, so no b
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -77,6 +79,133 @@ class LedgerError(Exception):
     """The database cannot be opened, written or does not hold what the ledger expects."""
 
 
+#: The files SQLite keeps beside a database in WAL mode.
+_SIDE_FILES = ("-wal", "-shm")
+
+
+def _expected_columns() -> dict[str, set[str]]:
+    """Each table of :data:`SCHEMA` and its columns, as SQLite itself reads the schema."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: {r[1] for r in db.execute(f"PRAGMA table_info({t})")} for t in tables}
+    finally:
+        db.close()
+
+
+_COLUMNS = _expected_columns()
+
+
+def _prepare(path: Path) -> None:
+    """Make ``path`` hold a ledger that may be opened: a new one is created (schema and all) under another name and
+    renamed into place, so a file at ``path`` always holds the whole schema; an existing one is checked.
+
+    Raises:
+        LedgerError: the file is empty (0 bytes), is not an SQLite database, fails ``PRAGMA quick_check``, lacks a
+            table or column of the schema, or is missing while its WAL file is there; the message is one line
+            naming the path and, for a damaged or empty file, ``--new-ledger``.
+    """
+    where = f"cannot open database {str(path)!r}"
+    if not path.exists():
+        if any(Path(f"{path}{end}").exists() for end in _SIDE_FILES):
+            raise LedgerError(f"{where}: {path.name}-wal or -shm is there without the database; move them away")
+        _create(path, where)
+        return
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise LedgerError(f"{where}: {exc.strerror}") from None
+    if size == 0:
+        raise LedgerError(f"{where}: the file is empty (0 bytes), not a ledger; start a new one with --new-ledger")
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, isolation_level=None, timeout=10.0)
+    except sqlite3.Error as exc:
+        raise LedgerError(f"{where} for writing: {exc}") from None
+    try:
+        problems = [" ".join(str(r[0]).split()) for r in db.execute("PRAGMA quick_check")]
+        if problems != ["ok"]:
+            more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+            raise LedgerError(f"{where}: damaged: {problems[0]}{more}; restore a backup or start with --new-ledger")
+        for table, wanted in _COLUMNS.items():
+            have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+            if not have:
+                raise LedgerError(f"{where}: not a ledger: no table {table}; start a new one with --new-ledger")
+            if missing := sorted(wanted - have):
+                raise LedgerError(f"{where}: not a ledger: table {table} has no column {missing[0]}")
+    except sqlite3.Error as exc:
+        raise LedgerError(
+            f"{where}: damaged or not a database: {_line(exc)}; restore a backup or use --new-ledger"
+        ) from None
+    finally:
+        db.close()
+
+
+def _line(exc: BaseException) -> str:
+    """An error's text on one line (SQLite quotes schema text with its newlines)."""
+    return " ".join(str(exc).split())
+
+
+def _create(path: Path, where: str) -> None:
+    """A new ledger at ``path``: the schema written and synced under a temporary name, then renamed into place."""
+    temp = path.with_name(f".{path.name}.new-{os.getpid()}")
+    try:
+        temp.unlink(missing_ok=True)
+        db = sqlite3.connect(temp, isolation_level=None)
+        try:
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(f"BEGIN; {SCHEMA} COMMIT;")
+        finally:
+            db.close()
+        os.replace(temp, path)
+        _sync_dir(path.parent)
+    except (sqlite3.Error, OSError) as exc:
+        temp.unlink(missing_ok=True)
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise LedgerError(f"{where} for writing: {reason}") from None
+
+
+def _sync_dir(directory: Path) -> None:
+    """fsync a directory so a rename in it is durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def set_aside(path: str | Path, clock: Callable[[], float] = time.time) -> Path | None:
+    """Move the ledger at ``path`` (and its WAL and shared-memory files) to ``PATH.replaced-YYYYmmddTHHMMSSZ`` so
+    that a new ledger can be started there (``xocdia-server --new-ledger``); nothing is deleted. Returns the new
+    name of the database file, or None when there was nothing at ``path``.
+
+    Raises:
+        LedgerError: a file cannot be moved (the message names it).
+    """
+    path = Path(path)
+    present = [end for end in ("", *_SIDE_FILES) if Path(f"{path}{end}").exists()]
+    if not present:
+        return None
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(clock()))
+    target = Path(f"{path}.replaced-{stamp}")
+    n = 1
+    while any(Path(f"{target}{end}").exists() for end in ("", *_SIDE_FILES)):
+        n += 1
+        target = Path(f"{path}.replaced-{stamp}-{n}")
+    for end in present:
+        try:
+            os.replace(f"{path}{end}", f"{target}{end}")
+        except OSError as exc:
+            raise LedgerError(f"cannot move {str(path) + end!r} aside: {exc.strerror}") from None
+    _sync_dir(path.parent)
+    return target
+
+
 def _round(row: Sequence[Any]) -> RoundRow:
     return RoundRow(row[0], Phase(row[1]), row[2], row[3], row[4], row[5], row[6], row[7], row[8], bool(row[9]))
 
@@ -88,10 +217,12 @@ class SqliteLedger:
     def __init__(self, path: str | Path, wrap_writer: Callable[[sqlite3.Connection], Writer] | None = None) -> None:
         """Open (creating if needed) the database. ``wrap_writer``, when given, wraps the writing connection once
         it is open (every statement of :meth:`append` goes through what it returns: a bench's crash points,
-        :mod:`gameserver.crash_points`). Raises LedgerError naming the path when it cannot be opened, is not
-        writable, or is not a database."""
+        :mod:`gameserver.crash_points`). A missing file becomes a new ledger; an existing one is checked first
+        (``PRAGMA quick_check`` and the schema's tables and columns). Raises LedgerError, one line naming the path,
+        when it cannot be opened, is not writable, is empty (0 bytes), damaged, or not a ledger."""
         self.path = str(path)
         self._local = threading.local()
+        _prepare(Path(path))
         try:
             db = self._connect()
             db.executescript(SCHEMA)
@@ -212,9 +343,16 @@ class SqliteLedger:
 
     # ------------------------------------------------------------------ reading
     def snapshot(self) -> EngineSnapshot:
-        wallets = dict(self._reader().execute("SELECT player_id, balance FROM wallets").fetchall())
-        bets = [row for row, _ in self.bets()]
-        return build_snapshot(wallets, self.rounds(), bets, self._last_event())
+        """The engine's state as the ledger holds it. Raises LedgerError (one line, naming the path) when a row
+        cannot be read back: a damaged file, or a value no server writes."""
+        try:
+            wallets = dict(self._reader().execute("SELECT player_id, balance FROM wallets").fetchall())
+            bets = [row for row, _ in self.bets()]
+            return build_snapshot(wallets, self.rounds(), bets, self._last_event())
+        except (sqlite3.Error, ValueError, KeyError, TypeError, IndexError) as exc:
+            raise LedgerError(
+                f"cannot read ledger {self.path!r}: damaged: {_line(exc)}; restore a backup or start with --new-ledger"
+            ) from None
 
     def _last_event(self) -> list[Event]:
         return self._events("SELECT seq, at, kind, round_id, data FROM events ORDER BY seq DESC LIMIT 1", ())

@@ -36,6 +36,7 @@ Kinds and their data (every field optional unless named):
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -43,6 +44,9 @@ from enum import StrEnum
 from typing import IO, Any
 
 FEED_FORMAT = 1
+#: How deeply the JSON a reader of feeds, traces and manifests accepts may nest arrays and objects.
+MAX_JSON_DEPTH = 64
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 _ENCODER = json.JSONEncoder(separators=(",", ":"), default=str, ensure_ascii=False)
 
 
@@ -107,10 +111,7 @@ class FeedEvent:
         Raises:
             ValueError: not a feed event (bad JSON, a missing or mistyped field, an unknown kind).
         """
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"not JSON ({exc.msg})") from None
+        obj = loads_shallow(line)
         if not isinstance(obj, dict):
             raise ValueError("not a JSON object")
         seq, t, kind, data = obj.get("seq"), obj.get("t"), obj.get("kind"), obj.get("data", {})
@@ -240,6 +241,31 @@ class JsonlSink:
 
     def close(self) -> None:
         self.flush()
+
+
+def loads_shallow(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``json.loads(text)`` for input from a file: arrays and objects nested at most ``max_depth`` deep.
+
+    Raises:
+        ValueError: not JSON (the decoder's reason) or nested deeper than ``max_depth`` (checked before parsing, so
+            no recursion limit is ever reached).
+    """
+    if text.count("[") + text.count("{") > max_depth:
+        depth = 0
+        for token in _JSON_TOKEN.finditer(text):
+            mark = token.group()
+            if mark in "[{":
+                depth += 1
+                if depth > max_depth:
+                    raise ValueError(f"JSON nested more than {max_depth} arrays/objects deep")
+            elif mark in "]}":
+                depth -= 1
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {max_depth} arrays/objects deep") from None
 
 
 def read_feed(lines: Iterable[str], source: str = "feed") -> list[FeedEvent]:

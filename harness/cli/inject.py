@@ -9,7 +9,8 @@
 written to OUT (exit 1), none found is exit 0.
 
 Prints a live progress line (stderr), then the faults applied, one verdict per checker and the history hash;
-writes a manifest (``--manifest``, default ``faults-manifest-SEED.json``). Exit 0 when every checker passes,
+writes a manifest (``--manifest``, default ``faults-manifest-SEED.json``; on ``--replay M.json``, ``M.replay.json``
+beside it: a replay never writes over the manifest it reads). Exit 0 when every checker passes,
 1 on any violation (or, on ``--replay`` of an in-process run, a history hash that differs from the manifest's),
 2 for bad input (bench not a fault target, invalid schedule, unreadable manifest).
 """
@@ -41,7 +42,7 @@ from harness.records import OpFunction, OpType
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("inject", help="run a fault schedule against a bench and check the ledger")
     p.add_argument("--bench", help="bench name (fixtures/benches) or file")
-    p.add_argument("--schedule", help="fault schedule YAML (fixtures/faults)")
+    p.add_argument("--schedule", help="fault schedule: a shipped name (xocdia-hil fixtures) or a YAML file")
     p.add_argument("--seed", type=non_negative_int, help="root seed (default: the schedule's)")
     p.add_argument("--replay", metavar="MANIFEST", help="rerun the run a manifest describes")
     p.add_argument("--manifest", type=Path, help="where to write the manifest (default faults-manifest-SEED.json)")
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         seed = schedule.seed if args.seed is None else args.seed
         if args.explore:
             return _explore(bench_ref, schedule, args.explore, args.examples, args.dialect)
-    out = args.manifest or Path(f"faults-manifest-{seed}.json")
+    out = _manifest_path(args.manifest, args.replay, seed)
     check_writable_folder(out.parent, f"--manifest {out}")
     with FeedSession(args.record, args.live, f"inject seed {seed}", hold=args.hold) as session:
         result = _execute(bench_ref, schedule, seed, args.dialect, session, args.pace)
@@ -86,6 +87,23 @@ def run(args: argparse.Namespace) -> int:
         if not same:
             print("replay: (a real-time bench is not byte-reproducible; the verdict decides)")
     return 0 if result.passed else 1
+
+
+def _manifest_path(given: Path | None, replayed: str | None, seed: int) -> Path:
+    """Where this run's manifest goes: ``given``; else, on a replay, beside the manifest replayed
+    (``NAME.replay.json``); else ``faults-manifest-SEED.json``. A replay never writes over the manifest it reads.
+
+    Raises:
+        CliError: ``given`` is the manifest being replayed.
+    """
+    if replayed is None:
+        return given or Path(f"faults-manifest-{seed}.json")
+    source = Path(replayed)
+    if given is None:
+        return source.with_name(f"{source.stem}.replay{source.suffix or '.json'}")
+    if given.resolve() == source.resolve() or (given.exists() and given.samefile(source)):
+        raise CliError(f"--manifest {given}: is the manifest being replayed; name another file")
+    return given
 
 
 def _execute(

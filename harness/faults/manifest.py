@@ -18,6 +18,7 @@ from harness.errors import InputError
 from harness.faults.result import RunResult
 from harness.faults.schedule import ScheduleError, schedule_from_text
 from harness.faults.schedule_model import Schedule
+from harness.feed import loads_shallow
 
 PACKAGES = ("xocdia-hil", "simpy", "numpy", "PyYAML", "pyserial", "hypothesis", "dask", "distributed")
 REPO = Path(__file__).resolve().parents[2]
@@ -100,12 +101,18 @@ def read_manifest(path: str | Path) -> Replay:
         InputError: unreadable file, not JSON, a missing field, or a schedule whose hash does not match.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads_shallow(Path(path).read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or not isinstance(data.get("schedule"), dict):
+            raise ValueError("not a JSON object with a schedule object")
         text = data["schedule"]["yaml"]
+        if not isinstance(text, str):
+            raise ValueError("schedule.yaml must be a string")
         schedule = schedule_from_text(text, f"{Path(path).name}: schedule")
         seed, bench, digest = int(data["seed"]), str(data["bench"]), str(data["schedule"]["sha256"])
     except OSError as exc:
         raise InputError(f"cannot read manifest {path}: {exc.strerror}") from None
+    except RecursionError:
+        raise InputError(f"manifest {path}: schedule.yaml nested too deeply") from None
     except (ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, ScheduleError):
             raise

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO, Literal
 
+from harness.feed import loads_shallow
 from harness.wire.transports.base import Relay, Transport
 from harness.wire.transports.paced import LineSpan, PacedTransport
 
@@ -125,7 +126,9 @@ def read_trace(lines: Iterable[str]) -> list[TraceRecord]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads_shallow(line)
+            if not isinstance(obj, dict):
+                raise ValueError("not a JSON object")
             t, port, direction, hexdata = obj["t"], obj["port"], obj["dir"], obj["hex"]
             if not isinstance(t, int | float) or not isinstance(port, str):
                 raise ValueError("t must be a number and port a string")
@@ -137,7 +140,7 @@ def read_trace(lines: Iterable[str]) -> list[TraceRecord]:
                     raise ValueError(f"{key} must be a number when present, got {value!r}")
             if (first is None) != (last is None):
                 raise ValueError("first and last must be both present or both absent")
-            span = (None, None) if first is None else (float(first), float(last))
+            span = (None, None) if first is None or last is None else (float(first), float(last))
             out.append(TraceRecord(float(t), port, direction, bytes.fromhex(hexdata), *span))
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"trace line {number}: {exc!s}") from None

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,9 +42,11 @@ def write_config(path: Path, top: dict[str, Any] | None = None, **engine: Any) -
 class ServerProcess:
     """``python -m gameserver.cli`` as a subprocess; :meth:`start` waits (bounded) for /health."""
 
-    def __init__(self, db: Path, args: list[str]) -> None:
+    def __init__(self, db: Path, args: list[str], preexec: Callable[[], None] | None = None) -> None:
+        """``preexec`` runs in the child before the server starts (a resource limit, say)."""
         self.db = db
         self.args = args
+        self.preexec = preexec
         self.proc: subprocess.Popen[str] | None = None
         self._pump_thread: threading.Thread | None = None
         self.host = "127.0.0.1"
@@ -52,7 +55,9 @@ class ServerProcess:
 
     def start(self, timeout: float = 15.0) -> ServerProcess:
         cmd = [sys.executable, "-m", "gameserver.cli", "--db", str(self.db), "--port", "0", *self.args]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=self.preexec
+        )
         self._pump_thread = threading.Thread(target=self._pump, daemon=True)
         self._pump_thread.start()
         deadline = time.monotonic() + timeout
