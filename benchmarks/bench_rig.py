@@ -32,8 +32,10 @@ least CPU time each took (on a loaded machine a run's CPU time only grows: cache
 virtual CPU held back by its host). The median of the K ratios of runs played side by side and the ratio of the
 best wall times are printed beside it.
 
-``--json`` prints only ``{"rig_rounds_per_s": ..., "model_rounds_per_s": ..., "rig_over_model": ...}`` (and
-``record_over_plain``, ``live_over_plain`` when asked for).
+``--json`` prints only ``{"rig_rounds_per_s": ..., "rig_cpu_rounds_per_s": ..., "model_rounds_per_s": ...,
+"rig_over_model": ..., "load": ...}`` (and ``record_over_plain``, ``live_over_plain`` when asked for);
+``rig_cpu_rounds_per_s`` is the rounds over the least CPU time (``time.process_time``) of the plain runs, the
+figure the 2,000 rounds/s target is judged by on a shared machine, printed beside the wall-clock rate.
 ``--profile-out FILE`` also plays the rig once more under cProfile (not timed) and writes its pstats to FILE
 (``python -m pstats FILE``, then ``sort cumulative`` and ``stats 20``).
 """
@@ -239,13 +241,21 @@ def main() -> None:
         profiler.dump_stats(args.profile_out)
 
     best_rig = min(r.seconds for r in runs["plain"])
+    best_cpu = min(r.cpu for r in runs["plain"])
     rig = runs["plain"][-1]
     rig_rate = args.rounds / best_rig
+    cpu_rate = args.rounds / best_cpu
     model_rate = args.rounds / best_model
     ratio = model_rate / rig_rate
     ratios = {f"{name}_over_plain": feed_ratio(runs["plain"], runs[name]) for name in names[1:]}
     if args.json:
-        figures = {"rig_rounds_per_s": rig_rate, "model_rounds_per_s": model_rate, "rig_over_model": ratio}
+        figures = {
+            "rig_rounds_per_s": rig_rate,
+            "rig_cpu_rounds_per_s": cpu_rate,
+            "model_rounds_per_s": model_rate,
+            "rig_over_model": ratio,
+            "load": os.getloadavg()[0],
+        }
         print(json.dumps(figures | {key: r.cpu_best for key, r in ratios.items()}))
         return
     n = args.rounds
@@ -253,6 +263,8 @@ def main() -> None:
     head = f"bench={bench.name} profile={bench.profile} players={args.players} rounds={n} seed={seed}"
     print(f"{head} (best of {args.repeat}; load average {os.getloadavg()[0]:.2f})")
     print(f"  rig                     {rig_rate:10,.0f} rounds/s   ({best_rig:.3f} s, {rig_us:,.0f} us/round)")
+    cpu_us = best_cpu / n * 1e6
+    print(f"  rig, by CPU time        {cpu_rate:10,.0f} rounds/s   ({best_cpu:.3f} s CPU, {cpu_us:,.0f} us/round)")
     print(f"  model alone             {model_rate:10,.0f} rounds/s   ({best_model:.3f} s, {model_us:,.1f} us/round)")
     accepted = f"{rig.accepted / n:.1f} accepted; {rig.settled} of {n} rounds settled"
     print(f"  rig bets                {rig.bets / n:8.1f} a round sent, {accepted}")
@@ -261,6 +273,9 @@ def main() -> None:
     print(f"  rig_over_model          {ratio:8.2f}x   (model rounds/s / rig rounds/s; {verdict})")
     verdict = "ok" if rig_rate >= RIG_TARGET else "BELOW TARGET"
     print(f"  rig vs target           {rig_rate / RIG_TARGET:8.2f}x of {RIG_TARGET:,.0f} rounds/s ({verdict})")
+    verdict = "ok" if cpu_rate >= RIG_TARGET else "BELOW TARGET"
+    target = f"{RIG_TARGET:,.0f} rounds per CPU second"
+    print(f"  rig CPU vs target       {cpu_rate / RIG_TARGET:8.2f}x of {target} ({verdict})")
     for key, r in ratios.items():
         what = "--record" if key.startswith("record") else "--live, one reader"
         verdict = ""

@@ -8,6 +8,7 @@ projection;
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
@@ -164,13 +165,19 @@ class Ledger(Protocol):
 
 
 class InMemoryLedger:
-    """The reference projection of the event log, held in dicts."""
+    """The reference projection of the event log, held in dicts, with each player's and each round's bet ids kept
+    as they are accepted: a query costs what it returns (``bets(player)``, ``bets(round_id=...)``,
+    ``rounds(round_id)``, ``events(after=...)`` by bisection on ``seq``), not the size of the whole ledger."""
 
     def __init__(self) -> None:
         self._events: list[Event] = []
         self.wallets: dict[str, int] = {}
         self._rounds: dict[int, RoundRow] = {}
         self._bets: dict[int, BetRow] = {}
+        self._by_player: dict[str, list[int]] = {}  # bet ids, in the order accepted
+        self._by_round: dict[int, list[int]] = {}
+        self._in_order = True  # every bet id accepted so far was above the ones before it
+        self._last_bet = 0
 
     def append(self, events: Sequence[Event]) -> None:
         """Store ``events`` in order. Raises ValueError, storing nothing, when their ``seq`` do not strictly increase
@@ -189,7 +196,14 @@ class InMemoryLedger:
         d = e.data
         kind = e.kind
         if kind is EventKind.BET_ACCEPTED:  # hot path: the most frequent kind first (the kinds exclude each other)
-            self._bets[d["bet_id"]] = bet_from_event(d)
+            bet_id = d["bet_id"]
+            if bet_id not in self._bets:
+                self._by_player.setdefault(d["player_id"], []).append(bet_id)
+                self._by_round.setdefault(d["round_id"], []).append(bet_id)
+                if bet_id <= self._last_bet:
+                    self._in_order = False
+                self._last_bet = max(self._last_bet, bet_id)
+            self._bets[bet_id] = bet_from_event(d)
             self.wallets[d["player_id"]] = d["balance_after"]
         elif kind is EventKind.WALLET_OPENED:
             self.wallets[d["player_id"]] = d["balance"]
@@ -233,20 +247,40 @@ class InMemoryLedger:
         return self.wallets.get(player_id)
 
     def bets(self, player_id: str | None = None, round_id: int | None = None) -> list[tuple[BetRow, RoundRow]]:
+        bets, rounds = self._bets, self._rounds
+        if player_id is None and round_id is None:
+            ids: Iterable[int] = bets
+        elif round_id is None:
+            ids = self._by_player.get(player_id or "", ())
+        else:
+            ids = self._by_round.get(round_id, ())
+        if not self._in_order:
+            ids = sorted(ids)
         return [
-            (b, self._rounds[b.round_id])
-            for b in sorted(self._bets.values(), key=lambda b: b.bet_id)
+            (b, rounds[b.round_id])
+            for b in map(bets.__getitem__, ids)
             if (player_id is None or b.player_id == player_id) and (round_id is None or b.round_id == round_id)
         ]
 
     def rounds(self, round_id: int | None = None) -> list[RoundRow]:
-        return [self._rounds[k] for k in sorted(self._rounds) if round_id is None or k == round_id]
+        if round_id is not None:
+            row = self._rounds.get(round_id)
+            return [] if row is None else [row]
+        return [self._rounds[k] for k in sorted(self._rounds)]
 
     def events(self, after: int = 0, limit: int = 1000, round_id: int | None = None) -> list[Event]:
-        return [e for e in self._events if e.seq > after and (round_id is None or e.round_id == round_id)][:limit]
+        events = self._events
+        start = bisect_right(events, after, key=_seq)  # the log's seq strictly increase (append)
+        if round_id is None:
+            return events[start : start + limit] if limit >= 0 else events[start:][:limit]
+        return [e for e in events[start:] if e.round_id == round_id][:limit]
 
     def close(self) -> None:
         return None
+
+
+def _seq(event: Event) -> int:
+    return event.seq
 
 
 def bet_from_event(d: dict[str, Any]) -> BetRow:

@@ -123,18 +123,31 @@ class EventLog:
         with gc_paused():
             return [_build(r) for r in self.records if r[0] in wanted]
 
+    def take(self) -> EventLog:
+        """Hand over everything logged so far as a log of its own and forget it here: this log then holds only what
+        is logged after (the same ``records`` list object, which the table appends to directly). A reader that
+        writes or counts each such batch as it comes keeps memory flat in the run's length."""
+        taken = EventLog()
+        taken.records = self.records[:]
+        taken._events = self._events[:]
+        self.records.clear()
+        self._events.clear()
+        return taken
+
     def counts(self) -> Counter[type[Event]]:
         """How many events of each type the log holds (building none)."""
         return Counter(map(itemgetter(0), self.records))
 
-    def write_jsonl(self, out: IO[str]) -> None:
-        """Write one JSON object per line, with ``seq`` (0-based position) first. Same log → same bytes: each line
-        is what ``json.dumps`` (ASCII, no whitespace) writes of ``{"seq": seq, **event.to_dict()}`` (see
+    def write_jsonl(self, out: IO[str], first_seq: int = 0) -> None:
+        """Write one JSON object per line, with ``seq`` (0-based position, counted from ``first_seq``: a log
+        :meth:`take` handed over continues the numbering of the batches before it) first. Same log → same bytes:
+        each line is what ``json.dumps`` (ASCII, no whitespace) writes of ``{"seq": seq, **event.to_dict()}`` (see
         :func:`jsonl_line`)."""
         records = self.records
         for start in range(0, len(records), _WRITE_BATCH):  # one write per batch of lines: fewer calls into ``out``
             batch = records[start : start + _WRITE_BATCH]  # a slice: islice would walk from the start every time
-            out.write("".join([jsonl_line(seq, record) + "\n" for seq, record in enumerate(batch, start)]))
+            lines = [jsonl_line(seq, record) + "\n" for seq, record in enumerate(batch, first_seq + start)]
+            out.write("".join(lines))
 
 
 _WRITE_BATCH = 4096  # lines per write of write_jsonl

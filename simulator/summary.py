@@ -7,10 +7,13 @@ the same log always gives the same summary.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from simulator.eventlog import EventLog
 from simulator.events import (
@@ -107,46 +110,83 @@ _DETAILED = (RoundOpened, RoundEnded, Revealed, Dropped, BowlLifted, Paused)
 
 def summarize(events: Iterable[Event] | EventLog) -> Summary:
     """Summarise a run from its events (any order of whole rounds; rounds not ended are ignored)."""
-    if isinstance(events, EventLog):
-        kinds, detailed = events.counts(), events.of(*_DETAILED)
-    else:
-        listed = list(events)
-        kinds = Counter(type(e) for e in listed)
-        detailed = [e for e in listed if isinstance(e, _DETAILED)]
-    hist = [0, 0, 0, 0, 0]
-    counts = dict.fromkeys(INCIDENT_KEYS, 0)
-    counts["bets_sent"] = kinds[BetSent]
-    counts["reshakes"] = kinds[Reshake]
-    counts["forgotten_shakes"] = kinds[ShakeSkipped]
-    counts["resumed"] = kinds[Resumed]
-    counts["disconnects"] = kinds[LinkDown]
-    opened: dict[int, float] = {}
-    durations: list[float] = []
-    rounds = 0
-    voided = 0
-    for e in detailed:
-        if isinstance(e, RoundOpened):
-            opened.setdefault(e.round, e.t)
-        elif isinstance(e, RoundEnded):
-            rounds += 1
-            if e.status is RoundStatus.SETTLED and e.reds is not None:
-                hist[e.reds] += 1
-            else:
-                voided += 1
-                counts["voided_rounds" if e.status is RoundStatus.VOID else "cancelled_rounds"] += 1
-            if e.round in opened:
-                durations.append(e.t - opened.pop(e.round))
-        elif isinstance(e, Revealed):
-            counts["overlaps"] += e.overlap
-            counts["standing_tokens"] += "S" in e.faces
-        elif isinstance(e, Dropped):
-            counts[f"drops_{e.item.value}"] += 1
-        elif isinstance(e, BowlLifted):
-            counts["touches"] += e.touched
-            counts["early_lifts"] += e.early
-        elif isinstance(e, Paused):
-            counts["pauses"] += 1
-            counts["reshake_cap_exceeded"] += e.reason is PauseReason.RESHAKE_CAP
-    histogram = (hist[0], hist[1], hist[2], hist[3], hist[4])
-    stat, p = chi_square_fair(histogram)
-    return Summary(rounds, histogram, voided, counts, stat, p, percentiles(durations))
+    builder = SummaryBuilder()
+    builder.add(events)
+    return builder.summary()
+
+
+class SummaryBuilder:
+    """A :func:`summarize` fed in batches, in the order they were logged (e.g. each :meth:`EventLog.take` of a
+    running table): the same summary as of the whole log at once, holding only the counts, the openings of rounds
+    not ended yet and one float per ended round (its duration) between batches."""
+
+    def __init__(self) -> None:
+        self._kinds: Counter[type[Event]] = Counter()
+        self._hist = [0, 0, 0, 0, 0]
+        self._counts = dict.fromkeys(INCIDENT_KEYS, 0)
+        self._opened: dict[int, float] = {}
+        self._durations = array("d")
+        self.rounds = 0
+        self._voided = 0
+
+    def add(self, events: Iterable[Event] | EventLog) -> None:
+        """Count the next batch of the run's events."""
+        if isinstance(events, EventLog):
+            self._kinds.update(events.counts())
+            self._detail(events.of(*_DETAILED))
+        else:
+            listed = list(events)
+            self._kinds.update(type(e) for e in listed)
+            self._detail([e for e in listed if isinstance(e, _DETAILED)])
+
+    def summary(self) -> Summary:
+        """The summary of every batch added so far."""
+        counts, kinds, hist = dict(self._counts), self._kinds, self._hist
+        counts["bets_sent"] = kinds[BetSent]
+        counts["reshakes"] = kinds[Reshake]
+        counts["forgotten_shakes"] = kinds[ShakeSkipped]
+        counts["resumed"] = kinds[Resumed]
+        counts["disconnects"] = kinds[LinkDown]
+        histogram = (hist[0], hist[1], hist[2], hist[3], hist[4])
+        stat, p = chi_square_fair(histogram)
+        return Summary(self.rounds, histogram, self._voided, counts, stat, p, _percentiles_of(self._durations))
+
+    def _detail(self, detailed: Sequence[Event]) -> None:
+        hist, counts, opened, durations = self._hist, self._counts, self._opened, self._durations
+        rounds = voided = 0
+        for e in detailed:
+            if isinstance(e, RoundOpened):
+                opened.setdefault(e.round, e.t)
+            elif isinstance(e, RoundEnded):
+                rounds += 1
+                if e.status is RoundStatus.SETTLED and e.reds is not None:
+                    hist[e.reds] += 1
+                else:
+                    voided += 1
+                    counts["voided_rounds" if e.status is RoundStatus.VOID else "cancelled_rounds"] += 1
+                if e.round in opened:
+                    durations.append(e.t - opened.pop(e.round))
+            elif isinstance(e, Revealed):
+                counts["overlaps"] += e.overlap
+                counts["standing_tokens"] += "S" in e.faces
+            elif isinstance(e, Dropped):
+                counts[f"drops_{e.item.value}"] += 1
+            elif isinstance(e, BowlLifted):
+                counts["touches"] += e.touched
+                counts["early_lifts"] += e.early
+            elif isinstance(e, Paused):
+                counts["pauses"] += 1
+                counts["reshake_cap_exceeded"] += e.reason is PauseReason.RESHAKE_CAP
+        self.rounds += rounds
+        self._voided += voided
+
+
+def _percentiles_of(durations: array[float], points: tuple[int, ...] = (50, 90, 99)) -> dict[str, float]:
+    """:func:`percentiles` of a float array, sorted by numpy (the same order of the same doubles, without a
+    Python float per value)."""
+    if not durations:
+        return {}
+    ordered = np.sort(np.frombuffer(durations, dtype=np.float64))
+    out = {f"p{p}": float(ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)]) for p in points}
+    out["max"] = float(ordered[-1])
+    return out

@@ -186,10 +186,12 @@ class Table:
                 self.emit((BettingClosed, self.env.now, signal.round))
 
     # --- running -----------------------------------------------------------------------------------------------
-    def run(self, rounds: int, on_round: Callable[[int], None] | None = None) -> EventLog:
+    def run(self, rounds: int, on_round: Callable[[int], None] | None = None, every: int = 0) -> EventLog:
         """Run until ``rounds`` rounds have ended; returns the event log.
 
-        ``on_round`` (e.g. a progress bar) is called with the number of rounds ended, every 1 % of the run.
+        ``on_round`` (e.g. a progress bar, or a reader taking the log's batches: :meth:`EventLog.take`) is called
+        with the number of rounds ended, every ``every`` rounds ended (default: every 1 % of the run), and at the
+        end; what it does between steps of the model changes nothing in the run.
         The cyclic garbage collector is paused while the model runs (see :func:`simulator.gcpause.gc_paused`).
 
         Raises:
@@ -204,7 +206,7 @@ class Table:
             if on_round is None:
                 self.env.run(until=self.finished)
                 return self.log
-            step = max(rounds // 100, 1)
+            step = every if every > 0 else max(rounds // 100, 1)
             mark = step
             while not self.finished.triggered:
                 while self.rounds_ended < mark and not self.finished.triggered:

@@ -12,6 +12,7 @@ server uses, so a script for "round 1" applies to the first round a scenario ope
 from __future__ import annotations
 
 import contextlib
+import gc
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, BenchTimeout
 from harness.bench.config import Bench
-from harness.bench.crowd import CrowdForwarder
+from harness.bench.crowd import CrowdForwarder, CrowdTally, seat_wallet
 from harness.bench.devices.emulated import EmulatedTable
 from harness.bench.devices.lamp import OrdinalLampDriver
 from harness.bench.round_index import ServerRounds, TableRounds
@@ -48,6 +49,7 @@ from simulator.script import Script
 __all__ = ["BUILD_HOOKS", "SLICE_REAL_S", "SLICE_VIRTUAL_S", "Action", "BenchTimeout", "Rig"]
 
 BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig.build` made, last (observers only)
+HEAP_ROUNDS = 1000  # a long run's heap is collected and frozen every this many rounds opened (Rig.open_round)
 
 
 @dataclass
@@ -94,10 +96,13 @@ class Rig(BenchClock):
     alterations: list[Alteration] = field(default_factory=list)  # device reports the harness changed
     disconnects: list[tuple[str, str]] = field(default_factory=list)  # (player, round in play) the harness cut off
     timing: Timing | None = None  # what the server was configured with
+    crowd_tally: CrowdTally = field(default_factory=CrowdTally)  # every crowd bet: accepted, refused, failed
+    wallets_per_seat: int = 0  # > 0: a seat's k-th player bets from regular wallet (k - 1) % n + 1 (seat_wallet)
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _server_rounds: ServerRounds = field(default_factory=ServerRounds)
     _table_rounds: TableRounds = field(default_factory=TableRounds)
     _heard_late: set[str] = field(default_factory=set)  # server-opened rounds whose OPEN the lamp heard too late
+    _froze_heap: bool = False  # this rig froze the collector's heap (open_round); close unfreezes it
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -108,9 +113,12 @@ class Rig(BenchClock):
         script: list[dict[str, Any]] | None = None,
         crowd: int | None = None,
         seed: int | None = None,
+        wallets_per_seat: int = 0,
     ) -> Rig:
-        """Wire the bench up and start the server. Raises AdapterError, or an InputError (ProfileError, ScriptError,
-        an adapter path that does not load) with a message naming what is wrong; nothing is left open on failure."""
+        """Wire the bench up and start the server. ``wallets_per_seat`` > 0: the random crowd's players bet from
+        their seat's regular wallets (:func:`~harness.bench.crowd.seat_wallet`; ``players`` must hold them), else
+        each under the model's own name. Raises AdapterError, or an InputError (ProfileError, ScriptError, an adapter
+        path that does not load) with a message naming what is wrong; nothing is left open on failure."""
         profile = load_profile(bench.profile)  # validate everything before opening any port
         table_script = Script.from_data(script or [], "scenario script")
         adapter = load_adapter(bench.server.adapter, bench.server.adapter_options())
@@ -143,6 +151,7 @@ class Rig(BenchClock):
         emulated.driver = driver
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         rig.serial_ports = serial_ports
+        rig.wallets_per_seat = wallets_per_seat
         rig.timing = Timing(
             bench.timing.betting_s,
             profile.table.pause_timeout,
@@ -187,7 +196,8 @@ class Rig(BenchClock):
         return rig
 
     def close(self) -> None:
-        """Stop the server and release every port and temp file; never raises."""
+        """Stop the server and release every port and temp file, and give back the heap this rig froze; never
+        raises."""
         try:
             self.adapter.stop()
         finally:
@@ -195,6 +205,9 @@ class Rig(BenchClock):
             if self._tmp is not None:
                 self._tmp.cleanup()
                 self._tmp = None
+            if self._froze_heap:
+                gc.unfreeze()
+                self._froze_heap = False
 
     def __enter__(self) -> Self:
         return self
@@ -260,22 +273,36 @@ class Rig(BenchClock):
         from the first that opened after the scenario started), passing over a round whose OPEN the table's lamp
         heard too late to play it (:meth:`_server_opened`)."""
         server_opens = self.bench.server.opens_rounds == "server"
-        before = self.adapter.round_events()
-        known = set(self.opened) if server_opens else set(self._opened_before(before))  # a copy: opened() adds
-        seen = 0 if server_opens else len(before)  # the event log only grows: later checks read what came after
-        if not server_opens:
-            self.supervise("open")
         found: list[str] = []
+        if server_opens:
+            known = set(self.opened)
+            seen = 0
 
-        def opened() -> bool:
-            nonlocal seen
-            events = self.adapter.round_events()
-            self._opened_before(events)  # notes when each opening was first read
-            found.extend(
-                e.round_id for e in events[seen:] if e.kind == RoundEventKind.OPENED and e.round_id not in known
-            )
-            seen = len(events)
-            return bool(found)
+            def opened() -> bool:
+                nonlocal seen
+                events = self.adapter.round_events()
+                self._opened_before(events)  # notes when each opening was first read
+                found.extend(
+                    e.round_id for e in events[seen:] if e.kind == RoundEventKind.OPENED and e.round_id not in known
+                )
+                seen = len(events)
+                return bool(found)
+
+        else:
+            index = self._server_rounds
+            self._read_openings()
+            start = index.openings_read  # the log only grows: the round asked for opens after this place
+            taken = len(index.openings)
+
+            def opened() -> bool:  # the OPENED events after ``start`` of rounds not opened before it
+                nonlocal taken
+                self._read_openings()  # notes when each opening was first read
+                new = index.openings[taken:]
+                taken += len(new)
+                found.extend(rid for _place, rid in new if index.first_opening[rid] >= start)
+                return bool(found)
+
+            self.supervise("open")
 
         lamp = self.emulated.lamp
         while True:
@@ -289,7 +316,19 @@ class Rig(BenchClock):
                 break
             self.note("rig", "skip", f"round {rid}: the lamp heard its OPEN too late to play it")
         self.opened.append(rid)
+        if len(self.opened) % HEAP_ROUNDS == 0:
+            self._freeze_heap()
         return rid
+
+    def _freeze_heap(self) -> None:
+        """Collect, then freeze, the cyclic garbage collector's heap (every :data:`HEAP_ROUNDS` rounds of a long
+        run): what the run keeps (ground truth, ledger, records) then lies outside the collector's generations, so
+        its automatic full collections scan only what came since, and their cost a round stays flat in the run's
+        length instead of growing with the heap. Garbage cycles are collected before each freeze; :meth:`close`
+        unfreezes. Nothing the run observes depends on when the collector runs."""
+        gc.collect()
+        gc.freeze()
+        self._froze_heap = True
 
     def _lamp_decided(self, lamp: Lamp, rid: str) -> bool:
         """The lamp shows betting open for round ``rid``, or passed over its OPEN as heard too late."""
@@ -298,6 +337,11 @@ class Rig(BenchClock):
     def _opened_before(self, events: list[RoundEvent]) -> set[str]:
         """The ids of the rounds ``events`` (the cumulative log) reports opened (the rig's own set, kept up to date)."""
         return self._server_rounds.read_openings(events, self.now)
+
+    def _read_openings(self) -> set[str]:
+        """:meth:`_opened_before`, reading only the server's events since the last read. Raises AdapterError."""
+        index = self._server_rounds
+        return index.read_new_openings(self.adapter.round_events_since(index.openings_read), self.now)
 
     def unplug(self, device: str) -> None:
         """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the
@@ -366,12 +410,18 @@ class Rig(BenchClock):
         return self._table_rounds.closed
 
     def _send_crowd_bet(self, event: BetSent) -> None:
-        """Send one of the crowd's bets (at its arrival time); a bet the server cannot take is noted, not raised."""
+        """Send one of the crowd's bets (at its arrival time) from the player's wallet, and count it in
+        :attr:`crowd_tally`; a bet the server cannot take is noted and counted as failed, not raised."""
+        player = seat_wallet(event.player, self.wallets_per_seat) if self.wallets_per_seat else event.player
+        in_play = self.current_round()
         try:
-            self.adapter.connect(event.player)
-            self.bet(event.player, str(event.bet), event.stake)
+            self.adapter.connect(player)
+            reply = self.bet(player, str(event.bet), event.stake)
         except AdapterError as exc:
-            self.note(event.player, "bet failed", str(exc))
+            self.note(player, "bet failed", str(exc))
+            self.crowd_tally.failed_with(in_play, exc.code)
+        else:
+            self.crowd_tally.replied(in_play, reply)
 
     # ------------------------------------------------------------------ reading
     @property
@@ -449,10 +499,10 @@ class Rig(BenchClock):
         commands the server queued while no table listened (between scenarios), and the dealer would start that
         round's shake at its close; the rig passes over such a round (:meth:`open_round`)."""
         try:
-            events = self.adapter.round_events()
+            opened = self._read_openings()
         except AdapterError:
             return True
-        if round_id not in self._opened_before(events):
+        if round_id not in opened:
             return False
         late = self.now - self._server_rounds.opened_at[round_id] > self.bench.timing.betting_s / 2
         if late and self.bench.server.opens_rounds == "server" and round_id not in self.opened:

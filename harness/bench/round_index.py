@@ -26,17 +26,34 @@ class ServerRounds:
     opened: set[str] = field(default_factory=set)
     opened_at: dict[str, float] = field(default_factory=dict)  # when the rig first read each round's opening
     ends: dict[str, RoundEvent] = field(default_factory=dict)  # the first event that ended each round
+    openings: list[tuple[int, str]] = field(default_factory=list)  # (place in the log, round) of each OPENED event
+    first_opening: dict[str, int] = field(default_factory=dict)  # the place in the log of each round's first OPENED
     _openings_read: int = 0
     _ends_read: int = 0
 
     def read_openings(self, events: Sequence[RoundEvent], now: float) -> set[str]:
         """The ids of the rounds ``events`` (the whole log so far) reports opened; an opening read for the first
         time is dated ``now``."""
-        for event in events[self._openings_read :]:
+        return self.read_new_openings(events[self._openings_read :], now)
+
+    @property
+    def openings_read(self) -> int:
+        """How many events of the log :meth:`read_openings` / :meth:`read_new_openings` have read so far."""
+        return self._openings_read
+
+    def read_new_openings(self, new: Sequence[RoundEvent], now: float) -> set[str]:
+        """:meth:`read_openings` from ``new``, the log's events after the first :attr:`openings_read`
+        (``round_events_since(openings_read)``): costs only what is new."""
+        place = self._openings_read
+        for event in new:
             if event.kind == RoundEventKind.OPENED:
-                self.opened.add(event.round_id)
-                self.opened_at.setdefault(event.round_id, now)
-        self._openings_read = len(events)
+                rid = event.round_id
+                self.opened.add(rid)
+                self.opened_at.setdefault(rid, now)
+                self.openings.append((place, rid))
+                self.first_opening.setdefault(rid, place)
+            place += 1
+        self._openings_read = place
         return self.opened
 
     @property

@@ -26,7 +26,7 @@ from harness.records import RoundEventKind
 from simulator.script import ScriptError
 
 WALLET = 1_000_000  # opening balance of every crowd player (minor units)
-VISITS = 5  # wallets opened per seat: p01.1 .. p01.5 (a seat's later visitors have no wallet and are refused)
+VISITS = 5  # wallets opened per seat, p01.1 .. p01.5: its regulars; a seat's 6th player is p01.1 back (seat_wallet)
 
 
 MAX_SEATS = 100  # each seat is a WebSocket connection and VISITS wallets on the server: keep a run within fd limits
@@ -108,7 +108,7 @@ def _play(
     session: FeedSession,
 ) -> int:
     try:
-        rig = Rig.build(bench, players, script=script, crowd=args.players, seed=args.seed)
+        rig = Rig.build(bench, players, script=script, crowd=args.players, seed=args.seed, wallets_per_seat=VISITS)
     except (AdapterError, ValueError) as exc:  # ProfileError, ScriptError, an adapter that does not load
         raise CliError(f"cannot start bench {bench.name}: {exc}") from None
     tap = tap_rig(rig, session.feed, f"{args.rounds} rounds", args.pace) if session.feed is not None else None
@@ -128,12 +128,12 @@ def _play(
             rig.run_for(0.2)  # let the last acknowledgements travel
             progress.close()
             verdict = rig.verdict()
+            tally = rig.crowd_tally
+            problems = tally.problems()
+            outcome = f"run: FAIL ({'; '.join(problems)})" if problems else ""
             if tap is not None:
-                tap.finish(verdict, verdict.summary().splitlines()[0])
-            sent = [s.reply for s in rig.sent]
-            accepted = [r for r in sent if r.accepted]
-            staked = sum(r.stake for r in accepted)
-            refused = Counter(r.code for r in sent if not r.accepted)
+                tap.finish(verdict, outcome or verdict.summary().splitlines()[0])
+            staked = sum(s.reply.stake for s in rig.sent if s.reply.accepted)
             returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
         except (AdapterError, BenchTimeout) as exc:
             progress.close()
@@ -146,7 +146,7 @@ def _play(
             "bench": bench.name,
             "rounds": args.rounds,
             "ends": dict(sorted(ends.items())),
-            "bets": {"sent": len(sent), "accepted": len(accepted), "refused": dict(refused)},
+            "bets": tally.to_json(),
             "staked": staked,
             "returned": returned,
             "oracle": {
@@ -156,11 +156,17 @@ def _play(
                 "bets_checked": verdict.bets_checked,
                 "differences": [str(d) for d in verdict.differences],
             },
+            "outcome": "FAIL" if problems or not verdict.passed else "PASS",
+            "problems": problems,
         }
         print(json.dumps(summary, indent=2))
-        return 0 if verdict.passed else 1
+        return 0 if verdict.passed and not problems else 1
     print(f"rounds: {args.rounds} ({', '.join(f'{k}: {v}' for k, v in sorted(ends.items()))})")
-    print(f"bets: {len(sent)} sent, {len(accepted)} accepted" + (f", refused {dict(refused)}" if refused else ""))
+    refused = f", refused {dict(sorted(tally.refused.items()))}" if tally.refused else ""
+    failed = f", failed {dict(sorted(tally.failed.items()))}" if tally.failed else ""
+    print(f"bets: {tally.sent} sent, {tally.accepted} accepted{refused}{failed}")
     print(f"staked {format_money(staked)}, returned {format_money(returned)}")
     print(verdict.summary())
-    return 0 if verdict.passed else 1
+    if outcome:
+        print(outcome)
+    return 0 if verdict.passed and not problems else 1

@@ -1,4 +1,9 @@
-"""``xocdia-hil simulate``: run the table model standalone and summarise its ground truth."""
+"""``xocdia-hil simulate``: run the table model standalone and summarise its ground truth.
+
+The run is read as it goes: every :data:`BATCH_ROUNDS` rounds the table's log is handed over (``EventLog.take``),
+written to ``--events`` and ``--outcomes`` and counted into the summary, then dropped, so memory stays flat in the
+number of rounds; the files and the summary are byte for byte those of the whole log written at the end.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +11,19 @@ import argparse
 import csv
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, TextIO
 
 from harness.cli.common import CliError, Progress, non_negative_int, positive_int
 from harness.files import load_profile, load_script
 from simulator import Profile, Table
+from simulator.eventlog import EventLog
 from simulator.events import RoundEnded
-from simulator.summary import Summary, summarize
+from simulator.summary import Summary, SummaryBuilder
 
 OUTCOME_COLUMNS = ("round_id", "status", "faces", "reds", "reshakes", "ended_at")
+BATCH_ROUNDS = 1000  # rounds of the log held at once
 
 
 def register(subparsers: Any) -> None:
@@ -43,15 +51,31 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"cannot write {path}: directory {path.parent} does not exist")
     table = Table(profile, seed=args.seed, script=script, players=args.players)
     progress = Progress(args.rounds, "simulating")
-    table.run(args.rounds, on_round=progress.update if progress.enabled else None)
-    progress.close()
-    if args.events is not None:
-        with _open_out(args.events) as out:
-            table.log.write_jsonl(out)
-    if args.outcomes is not None:
-        with _open_out(args.outcomes) as out:
-            write_outcomes_csv(table, out)
-    summary = summarize(table.log)
+    builder = SummaryBuilder()
+    with ExitStack() as files:
+        events = files.enter_context(_open_out(args.events)) if args.events is not None else None
+        outcomes = None
+        if args.outcomes is not None:
+            outcomes = csv.writer(files.enter_context(_open_out(args.outcomes)), lineterminator="\n")
+            outcomes.writerow(OUTCOME_COLUMNS)
+        written = 0
+
+        def take(done: int) -> None:
+            nonlocal written
+            batch = table.log.take()
+            if events is not None:
+                batch.write_jsonl(events, written)
+            if outcomes is not None:
+                write_outcome_rows(batch, outcomes)
+            builder.add(batch)
+            written += len(batch)
+            progress.update(done)
+
+        table.run(args.rounds, on_round=take, every=BATCH_ROUNDS)
+        progress.close()
+        if progress.enabled:
+            print(f"simulate: {args.rounds} rounds played, {written:,} events; summarising", file=sys.stderr)
+    summary = builder.summary()
     if args.json:
         print(json.dumps(summary.to_dict(args.seed, profile.name), separators=(", ", ": ")))
     else:
@@ -70,7 +94,12 @@ def write_outcomes_csv(table: Table, out: TextIO) -> None:
     """OUTCOMES.csv: ``round_id,status,faces,reds,reshakes,ended_at`` (faces/reds empty unless settled)."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(OUTCOME_COLUMNS)
-    for event in table.log.of(RoundEnded):
+    write_outcome_rows(table.log, writer)
+
+
+def write_outcome_rows(log: EventLog, writer: Any) -> None:
+    """The OUTCOMES.csv rows of the rounds ``log`` ends, in order (no header)."""
+    for event in log.of(RoundEnded):
         assert isinstance(event, RoundEnded)
         writer.writerow(
             [

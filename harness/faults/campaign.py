@@ -1,19 +1,26 @@
 """Campaigns: one schedule swept over many seeds, on a local process pool or a Dask distributed cluster, behind
 one :class:`Executor` interface; verdicts aggregated with the failing seeds.
 
-The work item is :func:`run_seed` (a module-level function: picklable, importable on a Dask worker). Workers
-need this package installed; the bench is named by path or shipped name, the schedule travels as its text.
+The work item is :func:`run_seed` (a module-level function: picklable, importable on a Dask worker), sent to a Dask
+cluster in chunks of seeds (:func:`run_seeds`), a bounded number of chunks in flight. Workers need this package
+installed, at the client's version and with the client's code (:func:`code_identity`, checked on every worker
+before any seed runs); the bench is named by path or shipped name, the schedule travels as its text.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 from harness.bench.config import load_bench
-from harness.errors import InputError
+from harness.errors import InputError, XocdiaError
 from harness.faults.injector import run_schedule
 from harness.faults.prepare import InjectionRefused
 from harness.faults.schedule import schedule_from_text
@@ -63,6 +70,37 @@ def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
     )
 
 
+def run_seeds(bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> list[SeedOutcome]:
+    """:func:`run_seed` for each of ``seeds``, in order: one Dask task for a chunk of seeds."""
+    return [run_seed(bench_ref, schedule_text, seed) for seed in seeds]
+
+
+_CODE_PACKAGES = ("harness", "simulator", "gameserver")  # what a seed runs
+
+
+@cache
+def code_identity() -> tuple[str, str]:
+    """This process's (package version, code digest): the installed ``xocdia-hil`` version ("unknown" when it is
+    not installed as a distribution) and the SHA-256 of the source files of the packages a seed runs (their paths
+    under the package root and their bytes, in path order). Two processes with the same identity run the same
+    code, so a seed gives the same verdict and history hash on either."""
+    try:
+        version = importlib.metadata.version("xocdia-hil")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for package in _CODE_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return version, digest.hexdigest()
+
+
+class CampaignError(XocdiaError):
+    """A campaign that cannot go on: its cluster's workers run other code than this client, or every worker was
+    lost for longer than the executor waits."""
+
+
 class Executor(Protocol):
     """Runs :func:`run_seed` for many seeds, yielding outcomes as they finish (any order)."""
 
@@ -88,20 +126,93 @@ class LocalExecutor:
 
 class DaskExecutor:
     """A Dask distributed cluster: ``address`` (``tcp://HOST:PORT`` of a scheduler) or an existing cluster
-    object (e.g. ``LocalCluster``)."""
+    object (e.g. ``LocalCluster``).
 
-    def __init__(self, address: str | Any) -> None:
+    Guarantees: before any seed runs, every worker is asked its :func:`code_identity` and the campaign is refused
+    (:class:`CampaignError`, naming the workers and what differs) unless all equal ``expect`` (default: this
+    process's); seeds go out in chunks of ``chunk`` (default: about four chunks per worker, at most 1,000 seeds a
+    chunk) with at most ``in_flight`` chunks (default: twice the workers) submitted at once, so a campaign of 10⁶
+    seeds never builds a 10⁶-task graph; when the cluster has no worker (at the start, or every worker lost during
+    the run) for ``lost_after_s`` seconds, the campaign fails with :class:`CampaignError` instead of waiting for
+    one to come back."""
+
+    def __init__(
+        self,
+        address: str | Any,
+        *,
+        chunk: int = 0,
+        in_flight: int = 0,
+        lost_after_s: float = 60.0,
+        expect: tuple[str, str] | None = None,
+    ) -> None:
         self.address = address
+        self.chunk = chunk
+        self.in_flight = in_flight
+        self.lost_after_s = lost_after_s
+        self.expect = expect
 
     def map_seeds(self, bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> Iterator[SeedOutcome]:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
+        from distributed import Client, wait
 
         with Client(self.address, timeout="30s") as client:  # type: ignore[no-untyped-call]
-            futures = client.map(run_seed, [bench_ref] * len(seeds), [schedule_text] * len(seeds), list(seeds),
-                                 pure=False)  # fmt: skip
-            for fut in dask_completed(futures):  # type: ignore[no-untyped-call]
-                yield fut.result()
+            workers = self._workers(client)
+            self._check_identity(client)
+            size = self.chunk or max(1, min(1000, -(-len(seeds) // (4 * workers))))
+            chunks = [list(seeds[i : i + size]) for i in range(0, len(seeds), size)]
+            window = self.in_flight or 2 * workers
+            pending: set[Any] = set()
+            queued = iter(chunks)
+            lost_since: float | None = None
+            while True:
+                while len(pending) < window:
+                    part = next(queued, None)
+                    if part is None:
+                        break
+                    pending.add(client.submit(run_seeds, bench_ref, schedule_text, part, pure=False))
+                if not pending:
+                    return
+                try:
+                    done, pending = wait(pending, timeout=1.0, return_when="FIRST_COMPLETED")  # type: ignore[no-untyped-call]
+                except TimeoutError:  # nothing finished within the poll: is anyone still working?
+                    done = set()
+                for fut in done:
+                    yield from fut.result()
+                if done or client.scheduler_info().get("workers"):
+                    lost_since = None
+                    continue
+                lost_since = time.monotonic() if lost_since is None else lost_since
+                if time.monotonic() - lost_since > self.lost_after_s:
+                    for fut in pending:
+                        fut.cancel()
+                    raise CampaignError(
+                        f"campaign on {self._where()}: every worker lost for {self.lost_after_s:g} s with "
+                        f"{len(pending)} chunks of seeds unfinished; restart workers and rerun the campaign"
+                    )
+
+    def _where(self) -> str:
+        return self.address if isinstance(self.address, str) else type(self.address).__name__
+
+    def _workers(self, client: Any) -> int:
+        """How many workers the cluster has, waiting up to ``lost_after_s`` for the first. Raises CampaignError."""
+        try:
+            client.wait_for_workers(1, timeout=self.lost_after_s)
+        except TimeoutError:
+            raise CampaignError(
+                f"campaign on {self._where()}: no worker joined the cluster within {self.lost_after_s:g} s"
+            ) from None
+        return max(1, len(client.scheduler_info().get("workers", {})))
+
+    def _check_identity(self, client: Any) -> None:
+        """Refuse a cluster any of whose workers runs another version or other code. Raises CampaignError."""
+        want = self.expect or code_identity()
+        seen: dict[str, tuple[str, str]] = {w: tuple(i) for w, i in client.run(code_identity).items()}
+        wrong = {w: i for w, i in seen.items() if i != want}
+        if wrong:
+            lines = [f"{w}: version {i[0]}, code {i[1][:12]}" for w, i in sorted(wrong.items())]
+            raise CampaignError(
+                f"campaign on {self._where()} refused: {len(wrong)} of {len(seen)} workers differ from this client "
+                f"(version {want[0]}, code {want[1][:12]}): " + "; ".join(lines)
+            )
 
 
 @dataclass(frozen=True, slots=True)

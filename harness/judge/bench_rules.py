@@ -74,6 +74,7 @@ def adjust(
     ends = first_ends(obs.server_events)
     in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
     table = truth_by_round(obs.truth) if obs.alterations else {}
+    unshaken: set[int] | None = None  # read from the truth once, when a round needs it
     for rid, alts in altered(obs).items():
         exp = out.get(rid)
         if exp is None or exp.status not in (RoundStatus.SETTLED, RoundStatus.VOID, RoundStatus.CANCELLED):
@@ -92,7 +93,9 @@ def adjust(
         void = out[rid].status == RoundStatus.VOID
         lift_void = void and out[rid].clause in ("SH-4b", "SH-5")  # a void the server learns of from the lift
         unseen = lift is not None and lift_void and end is not None and end.kind == RoundEventKind.VOID
-        if unseen and end is not None and end.clause == "SH-4a" and exp.round in unshaken_at_close(obs.truth):
+        if unseen and end is not None and end.clause == "SH-4a" and unshaken is None:
+            unshaken = unshaken_at_close(obs.truth)
+        if unseen and end is not None and end.clause == "SH-4a" and unshaken is not None and exp.round in unshaken:
             # the lift was never reported, and no shake had started at the close: void SH-4a from then on
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="SH-4a")
         if lift is not None and void and end is not None and end.kind == RoundEventKind.CANCELLED:
@@ -247,12 +250,22 @@ def _pause_timeout(
     return []
 
 
-def _resumed_before(pauses: Mapping[str, Pauses], rid: str, t: float) -> bool:
-    """Whether a round other than ``rid`` was paused and resumed before ``t``."""
-    return any(
-        other != rid and any(r is not None and r <= t + CLOCK_EPSILON_S for _, r in span.spans)
-        for other, span in pauses.items()
-    )
+def first_resumes(pauses: Mapping[str, Pauses]) -> list[tuple[float, str]]:
+    """The two earliest of the rounds' first resumes, (time, round), earliest first: all that
+    :func:`resumed_before` needs, so that asking it for every round costs O(1) each."""
+    firsts = [
+        (min(r for _, r in span.spans if r is not None), rid)
+        for rid, span in pauses.items()
+        if any(r is not None for _, r in span.spans)
+    ]
+    return sorted(firsts)[:2]
+
+
+def resumed_before(firsts: Sequence[tuple[float, str]], rid: str, t: float) -> bool:
+    """Whether a round other than ``rid`` was paused and resumed at or before ``t`` (within the clock's epsilon);
+    ``firsts``: :func:`first_resumes` of the run's pauses."""
+    other = next((at for at, round_id in firsts if round_id != rid), None)
+    return other is not None and other <= t + CLOCK_EPSILON_S
 
 
 def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
@@ -266,6 +279,7 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
         return []
     betting = obs.timing.betting_s
     ends = first_ends(obs.server_events)
+    firsts = first_resumes(pauses)
     carried: dict[str, bool] = {}  # round -> an earlier round's pause was resumed before it opened
     opened: dict[str, float] = {}
     closes: dict[str, float] = {}
@@ -278,7 +292,7 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
         if event.kind == RoundEventKind.OPENED and rid not in opened:
             opened[rid] = event.at
             closes[rid] = event.at + betting + span.during(event.at, event.at + betting)
-            carried[rid] = _resumed_before(pauses, rid, event.at)
+            carried[rid] = resumed_before(firsts, rid, event.at)
             said = announced_close(event)
             ok = said is None or abs(said - (event.at + betting)) <= CLOCK_EPSILON_S
             clause = "ERR-2" if carried[rid] else "GP-3"
@@ -321,11 +335,6 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
     return out
 
 
-def sends_before(obs: Observation, index: int) -> list[tuple[str, str]]:
-    """(player, client bet id) of every bet sent before ``obs.sent[index]``."""
-    return [(s.reply.player_id, s.reply.client_bet_id) for s in obs.sent[:index]]
-
-
 def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]:
     """Bets sent again with a client bet id already confirmed (IDEM-1; IDEM-2 across a kill)."""
     out: list[Difference] = []
@@ -335,13 +344,16 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
         for row in record:
             if row.client_bet_id:
                 rows[(player, row.client_bet_id)] = rows.get((player, row.client_bet_id), 0) + 1
+    sent_before: set[tuple[str, str]] = set()  # (player, client bet id) of the bets sent before this one
     for index, sent in enumerate(obs.sent):
         reply = sent.reply
         key = (reply.player_id, reply.client_bet_id)
+        known = key in sent_before
+        sent_before.add(key)
         if key not in first:
             if reply.accepted and reply.client_bet_id:
                 first[key] = index
-            elif reply.code in CONFLICT_CODES and not any(k == key for k in sends_before(obs, index)):
+            elif reply.code in CONFLICT_CODES and not known:
                 # a conflict with a bet id this player never sent: another player's (ids are per player)
                 what = f"bet of {reply.player_id} refused as a conflict with client bet id {reply.client_bet_id}"
                 checks.append(Check("IDEM-1", f"{what}, which it never used before", False))

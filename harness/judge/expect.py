@@ -89,10 +89,27 @@ def expected_by_round_id(
     expected = {rid: by_sim[sim] for rid, sim in rounds.items() if sim in by_sim}
     if server_clock_is_sim:
         closed_at = server_closes(server_events)
-        for rid, exp in expected.items():
-            if rid in closed_at:
-                expected[rid] = lifted_after_close(exp, truth, closed_at[rid])
+        early = [rid for rid, exp in expected.items() if rid in closed_at and _lifted_early(exp)]
+        of_round = _truth_of_rounds(truth, {expected[rid].round for rid in early}) if early else {}
+        for rid in early:
+            exp = expected[rid]
+            expected[rid] = lifted_after_close(exp, of_round.get(exp.round, ()), closed_at[rid])
     return expected
+
+
+def _lifted_early(exp: ExpectedRound) -> bool:
+    """Whether :func:`lifted_after_close` may change ``exp`` (a round the table voided for an early lift)."""
+    return exp.status == RoundStatus.VOID and exp.clause == "SH-4b"
+
+
+def _truth_of_rounds(truth: Iterable[Event], rounds: set[int]) -> dict[int, list[Event]]:
+    """The table's events of each sim round in ``rounds``, in order (one pass over ``truth``)."""
+    out: dict[int, list[Event]] = {}
+    for event in truth:
+        number = getattr(event, "round", None)
+        if number in rounds:
+            out.setdefault(number, []).append(event)
+    return out
 
 
 def server_closes(server_events: Iterable[RoundEvent]) -> dict[str, float]:
@@ -127,7 +144,7 @@ def lifted_after_close(exp: ExpectedRound, truth: Iterable[Event], closed_at: fl
     standing token or an overlap keeps the table's verdict: the table stopped there, and what a re-shake or a
     rearrangement would have shown is not known. Any other ``exp`` is returned unchanged.
     """
-    if exp.status != RoundStatus.VOID or exp.clause != "SH-4b":
+    if not _lifted_early(exp):
         return exp
     lift: BowlLifted | None = None
     skipped = False

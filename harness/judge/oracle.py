@@ -37,6 +37,7 @@ from harness.records import (
     RoundStatus,
 )
 from simulator.events import Event, Reshake, ReshakeReason
+from simulator.gcpause import gc_paused
 
 __all__ = ["Difference", "Finding", "Observation", "SentBet", "Verdict", "failure_of", "judge", "reshake_clauses"]
 
@@ -147,18 +148,32 @@ def failure_of(roots: Sequence[Finding], lead: str = "", first_round: str = "") 
 def judge(obs: Observation) -> Verdict:
     """Compare everything the server reported with what RULES.md requires. Never raises on server data: any
     disagreement becomes a :class:`Difference`, grouped under its root cause (:class:`Finding`), and every clause
-    decided on a round or a bet is recorded as a :class:`Check`, passed or failed."""
+    decided on a round or a bet is recorded as a :class:`Check`, passed or failed.
+
+    Linear in the rounds, bets and events observed. The cyclic garbage collector is paused meanwhile
+    (:func:`simulator.gcpause.gc_paused`): the verdict's checks and differences all stay alive and hold no cycles,
+    and each full collection would re-scan the whole observation, which made judging's cost per round grow with
+    the run's length (docs/performance.md)."""
+    with gc_paused():
+        return _judge(obs)
+
+
+def _judge(obs: Observation) -> Verdict:
     expected = expected_by_round_id(
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
-    ended = {event.round_id for event in obs.server_events if event.ends_round}
+    ended = {event.round_id: RoundStatus(event.kind) for event in obs.server_events if event.ends_round}
+    unshaken: set[int] | None = None  # read from the truth once, when a round needs it
     for rid in _server_rounds(obs):
         if rid in expected:
             continue
         if rid not in obs.rounds:
             # The server played it (events, bets) but the table never saw it open: never started.
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
-        elif rid in ended and obs.rounds[rid] in unshaken_at_close(obs.truth):
+            continue
+        if rid in ended and unshaken is None:
+            unshaken = unshaken_at_close(obs.truth)
+        if rid in ended and unshaken is not None and obs.rounds[rid] in unshaken:
             # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
             # table's own verdict (the dealer's lift) is in
             expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
@@ -176,7 +191,7 @@ def judge(obs: Observation) -> Verdict:
     for player in sorted({*obs.records, *obs.opening, *obs.balances}):
         rows = obs.records.get(player, ())
         bets += len(rows)
-        player_bets = as_atomicity(_check_bets(rows, expected, obs.server_events, checks), crashed)
+        player_bets = as_atomicity(_check_bets(rows, expected, ended, checks), crashed)
         grouping.add_bets(player_bets)
         balance = _check_balance(player, rows, expected, obs, checks)
         balance = as_atomicity(balance, crashed, whole=any(row.round_id in crashed for row in rows))
@@ -369,12 +384,12 @@ def _ended_instead(clause: str, end: RoundEvent, reshakes: int, reasons: Sequenc
 def _check_bets(
     rows: Sequence[BetRecordRow],
     expected: Mapping[str, ExpectedRound],
-    events: Sequence[RoundEvent],
+    ended: Mapping[str, RoundStatus],
     checks: list[Check],
 ) -> list[Difference]:
     """Each bet's result and amount against the rules; its round status against the server's own round events
-    (the bet record and the round history must agree: GLI 4.14.2)."""
-    ended = {e.round_id: RoundStatus(e.kind) for e in events if e.ends_round}
+    (``ended``: each round's status by the last of its ending events; the bet record and the round history must
+    agree: GLI 4.14.2). Linear in ``rows``."""
     out: list[Difference] = []
     for row in rows:
         exp_round = expected.get(row.round_id)

@@ -38,7 +38,8 @@ class LampDriver:
     def __init__(self, lamp: Lamp) -> None:
         self.lamp = lamp
         self.rounds: dict[str, int] = {}
-        self._ids: dict[int, str] = {}  # the reverse of ``rounds``
+        self._ids: dict[int, str] = {}  # the reverse of ``rounds`` (the last id given a number)
+        self._indexed = 0  # how many entries of ``rounds`` ``_ids`` holds
         self._before_pause: tuple[LampState, float | None] | None = None
 
     def round_no(self, round_id: str) -> int:
@@ -46,8 +47,15 @@ class LampDriver:
         if known is not None:
             return known
         number = int(round_id) if round_id.isdigit() else max(self.rounds.values(), default=0) + 1
-        self.rounds[round_id] = number
+        self._number(round_id, number)
         return number
+
+    def _number(self, round_id: str, number: int) -> None:
+        """Give the new ``round_id`` its ``number`` (in :attr:`rounds` and its reverse, at O(1))."""
+        self.rounds[round_id] = number
+        if self._indexed == len(self.rounds) - 1:
+            self._ids[number] = round_id
+            self._indexed += 1
 
     def accepts_open(self, round_id: str) -> bool:
         """Whether an OPEN for ``round_id``, new to this lamp, is shown (with :attr:`opened_rounds_only`): here
@@ -55,9 +63,11 @@ class LampDriver:
         return True
 
     def wire_id(self, number: int) -> str | None:
-        """The wire round id the server opened as round ``number`` (None if no OPEN named it)."""
-        if len(self._ids) != len(self.rounds):  # rebuilt from ``rounds``, which subclasses fill too
-            self._ids = dict(zip(self.rounds.values(), self.rounds, strict=True))  # hot path: C-speed, same map
+        """The wire round id the server opened as round ``number`` (None if no OPEN named it); O(1) while
+        :attr:`rounds` is filled through :meth:`round_no`, rebuilt once after anyone else fills it."""
+        if self._indexed != len(self.rounds):
+            self._ids = dict(zip(self.rounds.values(), self.rounds, strict=True))  # the last id given a number wins
+            self._indexed = len(self.rounds)
         return self._ids.get(number)
 
     def apply(self, message: Message, now: float) -> None:
@@ -105,5 +115,6 @@ class OrdinalLampDriver(LampDriver):
     def round_no(self, round_id: str) -> int:
         known = self.rounds.get(round_id)
         if known is None:
-            known = self.rounds[round_id] = len(self.rounds) + 1
+            known = len(self.rounds) + 1
+            self._number(round_id, known)
         return known
