@@ -1,5 +1,5 @@
 # Two entry points for a newcomer: `make run` and `make test`. Both create .venv on first use and
-# reinstall only when pyproject.toml changes (the stamp file), so a second call starts at once.
+# reinstall only when pyproject.toml or setup.py changes (the stamp file), so a second call starts at once.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,7 +8,7 @@ PYTEST_ARGS ?= -n 2
 
 .PHONY: run report test lint typecheck unit bench mutate clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'

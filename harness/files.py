@@ -14,8 +14,9 @@ kind says the same things the same way: ``cannot read KIND PATH: REASON`` for a 
   fields with :class:`Fields`: ``SOURCE: DOTTED.FIELD: WHAT IS ALLOWED; got VALUE``.
 
 What ships with the package is found here and only here: :data:`FIXTURES` (benches, profiles, fault schedules,
-rules, protocol vectors) and :data:`FEATURES` (the certification suite) are the data packages ``xocdia_hil_fixtures``
-and ``xocdia_hil_features`` (the repository's ``fixtures/`` and ``features/``, mapped by ``setup.py``), located with
+rules, protocol vectors), :data:`FEATURES` (the certification suite) and :data:`DOCS` (the user documentation) are
+the data packages ``xocdia_hil_fixtures``, ``xocdia_hil_features`` and ``xocdia_hil_docs`` (the repository's
+``fixtures/``, ``features/`` and ``docs/``, mapped by ``setup.py``), located with
 :mod:`importlib.resources`, so a wheel and an editable install read the same files.
 """
 
@@ -49,7 +50,9 @@ def shipped_folder(package: str) -> Path:
 
 FIXTURES = shipped_folder("xocdia_hil_fixtures")
 FEATURES = shipped_folder("xocdia_hil_features")
+DOCS = shipped_folder("xocdia_hil_docs")
 PROFILE_DIR = FIXTURES / "profiles"
+SCHEDULE_DIR = FIXTURES / "faults"
 
 
 def shipped_path(text: str | Path) -> Path:
@@ -67,6 +70,29 @@ def shipped_path(text: str | Path) -> Path:
 def shipped_names(folder: Path) -> list[str]:
     """The names (file stems, sorted) of the ``*.yaml`` files in ``folder``: what ships there."""
     return sorted(p.stem for p in folder.glob("*.yaml"))
+
+
+def shipped_file(text: str | Path, folder: Path) -> Path:
+    """The YAML file a person named, by path or by shipped name, the first that exists of: ``text`` as a path (the
+    lab's own file, relative to the working folder); the shipped copy of a path the repository uses
+    (``fixtures/faults/chaos.yaml``, :func:`shipped_path`); ``folder/NAME.yaml`` for a bare shipped name given with
+    or without ``.yaml`` (``chaos``, ``chaos.yaml``). Else ``text`` unchanged, for the caller's reader to report
+    (with :func:`shipped_hint`). Never raises."""
+    path = shipped_path(text)
+    if path.exists():
+        return path
+    given = Path(text)
+    if len(given.parts) == 1:
+        stem = given.name[: -len(".yaml")] if given.name.endswith(".yaml") else given.name
+        named = folder / f"{stem}.yaml"
+        if named.exists():
+            return named
+    return given
+
+
+def shipped_hint(folder: Path, what: str) -> Callable[[], str]:
+    """A ``hint`` for :func:`read_text`: ``; shipped WHAT: a, b, c`` (the names :func:`shipped_file` accepts)."""
+    return lambda: f"; shipped {what}: {', '.join(shipped_names(folder))}"
 
 
 def read_text(
@@ -173,18 +199,17 @@ def available_profiles() -> list[str]:
 
 
 def load_profile(name_or_path: str | Path) -> Profile:
-    """Load a profile by shipped name (``standard``) or by file path.
+    """Load a profile by shipped name (``standard``, ``standard.yaml``) or by file path (a lab's own file, or a
+    repository path such as ``fixtures/profiles/standard.yaml``, read from the shipped copy): :func:`shipped_file`.
 
     Raises:
         ProfileError: no such profile or file, YAML that does not parse, or an invalid field (the message names
             the file and the field: ``profile PATH: DOTTED.FIELD: ...``).
     """
     text = str(name_or_path)
-    path = Path(text)
-    if not (text.endswith((".yaml", ".yml")) or path.exists() or "/" in text):
-        path = PROFILE_DIR / f"{text}.yaml"
-        if not path.exists():
-            raise ProfileError(f"unknown profile {text!r}; shipped profiles: {', '.join(available_profiles())}")
+    path = shipped_file(text, PROFILE_DIR)
+    if not path.exists() and not (text.endswith((".yaml", ".yml")) or "/" in text):
+        raise ProfileError(f"unknown profile {text!r}; shipped profiles: {', '.join(available_profiles())}")
     if not path.exists():
         raise ProfileError(f"profile file not found: {path}")
     return _profile_from_text(read_text(path, "profile", ProfileError), f"profile {path}")

@@ -1,4 +1,5 @@
-"""The xocdia pytest plugin (entry point ``pytest11: xocdia``): benches, certification steps, evidence, matrix.
+"""The xocdia pytest plugin: benches, certification steps, evidence, matrix. Its options are declared, and the
+plugin registered in the runs that want it, by the entry point ``pytest11: xocdia`` (:mod:`harness.cert.entry`).
 
 - ``--bench PATH|NAME`` (default ``in-process``): the bench every scenario runs on; fixtures ``bench``,
   ``cert`` (a scenario's :class:`~harness.cert.steps.context.CertContext`; its rig is closed after the scenario),
@@ -32,6 +33,7 @@ import pytest
 
 from harness.bench.config import Bench, BenchError, load_bench
 from harness.bench.rig import Rig
+from harness.cert import entry
 from harness.cert.feed import FeedPlugin
 from harness.cert.report.clauses import NOT_APPLICABLE as NOT_APPLICABLE_OUTCOME
 from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
@@ -52,26 +54,16 @@ _FINAL_KEY = pytest.StashKey[Verdict]()  # the judge's final verdict on the scen
 _DONE_KEY = pytest.StashKey[int]()  # how many of the scenario's steps ended without an error
 REPO = Path(__file__).resolve().parents[2]
 ALLURE: Any = allure  # allure-python's API has no type hints: used through Any on purpose
-#: Wall seconds a scenario (setup, steps, teardown) may take by default; far above any shipped scenario on any
-#: shipped bench, it only stops a server (or a mutant of one) that hangs, e.g. loops forever inside one step.
-SCENARIO_TIMEOUT_S = 300.0
+#: Wall seconds a scenario (setup, steps, teardown) may take by default (the option is declared by the entry point).
+SCENARIO_TIMEOUT_S = entry.SCENARIO_TIMEOUT_S
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("xocdia", "xocdia-hil certification")
-    group.addoption("--bench", default="in-process", help="bench file or shipped bench name (default in-process)")
-    group.addoption("--tags", default="", help="run only scenarios matching this tag expression")
-    group.addoption("--dialect", default=None, help="device dialect instead of the bench file's (xocdia-hil dialects)")
-    group.addoption("--clause-matrix", default="", help="folder for clause-matrix.json/.md")
-    group.addoption("--feed", default="", help="append every scenario's bench event feed to this JSON Lines file")
-    group.addoption("--explore", type=int, default=None, help="tables every exploration step plays (certify --explore)")
-    group.addoption("--explore-seed", type=int, default=None, help="the root seed of every exploration step")
-    group.addoption(
-        "--scenario-timeout",
-        type=float,
-        default=SCENARIO_TIMEOUT_S,
-        help=f"wall seconds a scenario may take before it fails by timeout (0: none; default {SCENARIO_TIMEOUT_S:g})",
-    )
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Where this module is loaded by name (``-p harness.cert.plugin``) rather than through the entry point, register
+    the entry point's module too (its options, :mod:`harness.cert.entry`): under ``xocdia`` when that name is free,
+    so autoload does not load it a second time."""
+    if not pluginmanager.is_registered(entry):
+        pluginmanager.register(entry, "xocdia" if pluginmanager.get_plugin("xocdia") is None else entry.__name__)
 
 
 def pytest_configure(config: pytest.Config) -> None:

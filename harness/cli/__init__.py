@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import importlib.metadata
 import os
 import signal
 import sys
@@ -40,12 +41,24 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.dialects",
     "harness.cli.replay",
     "harness.cli.init",
+    "harness.cli.fixtures",
+    "harness.cli.docs",
+    "harness.cli.bench",
 )
 
 
 def _command(module_name: str) -> str:
     """The subcommand a module registers: its last name, ``_`` written ``-`` (``rules_audit`` → ``rules-audit``)."""
     return module_name.rsplit(".", 1)[1].replace("_", "-")
+
+
+def version() -> str:
+    """The installed distribution's version (``0.1.0``); ``unknown`` when the package is not installed (a bare
+    checkout on ``PYTHONPATH``). Never raises."""
+    try:
+        return importlib.metadata.version("xocdia-hil")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -58,6 +71,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         prog="xocdia-hil",
         description="Hardware-in-the-loop bench and certification harness for the live Xoc Dia table.",
     )
+    parser.add_argument("--version", action="version", version=f"xocdia-hil {version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True, parser_class=OneLineParser)
     for module_name in SUBCOMMANDS:
         if only is None or _command(module_name) == only:

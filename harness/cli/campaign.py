@@ -32,7 +32,9 @@ from harness.live.session import FeedSession, add_feed_options
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("campaign", help="sweep a fault schedule over many seeds (process pool or Dask)")
     p.add_argument("--bench", required=True, help="bench name (fixtures/benches) or file")
-    p.add_argument("--schedule", required=True, help="fault schedule YAML")
+    p.add_argument(
+        "--schedule", required=True, help="fault schedule: a shipped name (xocdia-hil fixtures) or a YAML file"
+    )
     p.add_argument("--seeds", required=True, help="seeds: N, N-M or a comma list (e.g. 1-1000)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=positive_int, default=1, help="local worker processes (default 1)")

@@ -2,7 +2,8 @@
 coverage, and exit non-zero on any failed scenario or (for a full run) any clause of RULES.md left uncovered.
 
 The report folder receives ``allure-results/`` (every step, the serial traces, the oracle's verdicts),
-``clause-matrix.json`` and ``clause-matrix.md``; ``make report`` turns the results into offline HTML.
+``clause-matrix.json``, ``clause-matrix.md`` and ``index.html``, the offline HTML report of the run (the built-in
+renderer, :func:`harness.cert.report.page.render_page`; ``make report`` can build Allure 3's instead).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench, load_bench
 from harness.cert.gherkin_lint import lint_folders
 from harness.cert.report.clauses import matches, rule_clauses, rule_texts
+from harness.cert.report.page import render_page
+from harness.cli.bench import check_bench
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
 from harness.feed import Feed
@@ -53,7 +56,11 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser("certify", help="run the Gherkin certification suite against a bench")
     p.add_argument("--bench", default="in-process", help="bench file or shipped name (default in-process)")
     p.add_argument("--tags", default="", help="only scenarios matching, e.g. 'clause:SH-3 or gli:4.16'")
-    p.add_argument("--report", default="allure-report", help="folder for results and the clause matrix")
+    p.add_argument(
+        "--report",
+        default="allure-report",
+        help="folder for the HTML report (index.html), allure results and clause matrix (default allure-report)",
+    )
     p.add_argument(
         "--features",
         action="append",
@@ -82,6 +89,11 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--seed", type=non_negative_int, default=None, help="root seed of the exploration (with --explore)")
     p.add_argument("--json", action="store_true", help="print the clause coverage and results as one JSON object")
+    p.add_argument(
+        "--no-bench-check",
+        action="store_true",
+        help="run the scenarios without first checking the bench (xocdia-hil bench check): server, lines, adapter",
+    )
     add_dialect_option(p)
     add_feed_options(p, pace=False)
     p.set_defaults(func=run)
@@ -107,12 +119,23 @@ def run(args: argparse.Namespace) -> int:
     require_extra("certify", CERTIFY_EXTRA, "xocdia-hil certify")
     bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.adapter_options())  # fail once, here, not in every scenario
+    # a server down or a line missing: one line each, not a traceback per scenario
+    checked = None if args.no_bench_check else check_bench(bench)
+    if checked is not None and not checked.ready:
+        for problem in checked.problems:
+            print(f"xocdia-hil certify: {problem}", file=sys.stderr)
+        print(
+            f"xocdia-hil certify: bench {bench.name} is not ready (xocdia-hil bench check); nothing was run",
+            file=sys.stderr,
+        )
+        return 2
     workers = _workers(args.workers, bench)
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
     folders = feature_folders(args.features)
     features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
     report = Path(args.report)
-    for stale in ("clause-matrix.json", "clause-matrix.md"):  # a run that stops early never leaves an old summary
+    # a run that stops early never leaves an old summary or page behind
+    for stale in ("clause-matrix.json", "clause-matrix.md", "index.html"):
         with contextlib.suppress(OSError):
             (report / stale).unlink(missing_ok=True)
     refused = lint_folders(folders or [FEATURES], rule_clauses())
@@ -153,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
         print("xocdia-hil certify: no scenario ran (nothing matched, or pytest failed before running)")
         return code or 1
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
+    html = _html_report(results, report)
     rules = rule_clauses()
     unexercised = matrix.get("unexercised", [])
     uncovered = matrix["uncovered"]
@@ -160,8 +184,8 @@ def run(args: argparse.Namespace) -> int:
     covered = sum(1 for c in rules if c not in uncovered and c not in unexercised)
     if not reached:
         unexercised, covered = rules, 0  # no scenario reached the server: nothing of the game was judged
-    results = matrix.get("results", {})
-    failing = {c: r["result"] for c, r in results.items() if r["result"] in ("FAIL", "NOT DECIDED")}
+    verdicts = matrix.get("results", {})
+    failing = {c: r["result"] for c, r in verdicts.items() if r["result"] in ("FAIL", "NOT DECIDED")}
     full = not args.tags and features is None  # a partial run lists uncovered clauses without failing on them
     status = code or (1 if not reached or (uncovered and full) else 0)
     if args.json:
@@ -181,6 +205,7 @@ def run(args: argparse.Namespace) -> int:
             },
             "failures": matrix.get("failures", []),
             "clause_matrix": str(report / "clause-matrix.md"),
+            "report": str(html) if html else None,
             "passed": status == 0,
         }
         print(json.dumps(summary, indent=2))
@@ -191,6 +216,8 @@ def run(args: argparse.Namespace) -> int:
         f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
     )
     print(f"clause matrix: {report / 'clause-matrix.md'}")
+    if html:
+        print(f"report: {html}")
     failed = [c for c, r in failing.items() if r == "FAIL"]
     if failed:
         print("clauses FAILED: " + ", ".join(failed))
@@ -207,6 +234,17 @@ def run(args: argparse.Namespace) -> int:
     elif unexercised:
         print("clauses not exercised on this bench: " + ", ".join(unexercised))
     return status
+
+
+def _html_report(results: Path, report: Path) -> Path | None:
+    """Write ``report/index.html`` from the run's allure results with the built-in renderer (offline, no Node);
+    returns its path, or None (with one line on stderr saying why) when there are no results to render or the
+    folder cannot be written. Never raises: the run's verdict stands without its page."""
+    try:
+        return render_page(results, report, "built-in renderer (xocdia-hil certify)")
+    except (FileNotFoundError, OSError) as exc:
+        print(f"xocdia-hil certify: no HTML report written: {exc}", file=sys.stderr)
+        return None
 
 
 def _print_failures(failures: list[dict[str, Any]]) -> None:

@@ -60,4 +60,5 @@ def run(args: argparse.Namespace) -> int:
     for rel in written:
         print(f"created {target / rel}")
     print(f"next: cd {target} && xocdia-hil certify --bench in-process   (then read {target / 'README.md'})")
+    print("docs: xocdia-hil docs lists the shipped documentation; xocdia-hil docs benches prints one page")
     return 0

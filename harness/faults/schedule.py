@@ -26,7 +26,7 @@ from harness.faults.schedule_model import (
     Targets,
     Trigger,
 )
-from harness.files import Fields, parse_yaml, read_text
+from harness.files import SCHEDULE_DIR, Fields, parse_yaml, read_text, shipped_file, shipped_hint
 from harness.records import DeviceRole
 
 __all__ = ["ScheduleError", "load_schedule", "parse_schedule", "schedule_from_text"]
@@ -174,13 +174,16 @@ def _random(c: Fields, raw: object, targets: Targets) -> RandomFaults:
 
 
 def load_schedule(path: str | Path) -> Schedule:
-    """Read and validate a schedule file.
+    """Read and validate a schedule: a lab's file by path, or a shipped one by name (``chaos``, ``chaos.yaml``) or
+    by its repository path (``fixtures/faults/chaos.yaml``), as :func:`harness.files.shipped_file` resolves them.
 
     Raises:
-        ScheduleError: unreadable file, invalid YAML, or an invalid field (named).
+        ScheduleError: unreadable file (the message lists the shipped schedules), invalid YAML, or an invalid field
+            (named).
     """
-    p = Path(path)
-    return schedule_from_text(read_text(p, "schedule", ScheduleError, shown=path), p.name)
+    p = shipped_file(path, SCHEDULE_DIR)
+    hint = shipped_hint(SCHEDULE_DIR, "schedules")
+    return schedule_from_text(read_text(p, "schedule", ScheduleError, shown=path, hint=hint), p.name)
 
 
 @lru_cache(maxsize=32)

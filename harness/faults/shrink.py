@@ -13,11 +13,8 @@ import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
-
 from harness.bench.config import Bench
+from harness.errors import require_extra
 from harness.faults.injector import run_schedule
 from harness.faults.kinds import SERIAL, SPECS
 from harness.faults.result import RunResult
@@ -64,7 +61,16 @@ def explore(
     steps: int = 6,
 ) -> Exploration:
     """Explore schedules made of ``kinds`` on top of ``base`` (its own faults and random part are dropped);
-    write the minimal failing schedule to ``out`` and replay it once. Deterministic (derandomized)."""
+    write the minimal failing schedule to ``out`` and replay it once. Deterministic (derandomized).
+
+    Raises:
+        MissingExtra: hypothesis (the ``certify`` extra) is not installed.
+    """
+    require_extra("certify", {"hypothesis": "hypothesis"}, "xocdia-hil inject --explore")
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import strategies as st
+    from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
+
     found = Exploration()
     players = ("all", *base.player_ids)
     targets = st.sampled_from(players + DEVICES)

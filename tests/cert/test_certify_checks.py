@@ -50,10 +50,14 @@ def test_a_bench_whose_server_was_never_reached_covers_no_clause(tmp_path: Path)
     folder.mkdir()
     for name in ("documents.feature", "rounds.feature"):  # documents need no server; rounds do
         (folder / name).write_text((REPO / "features" / name).read_text(encoding="utf-8"), encoding="utf-8")
-    done = _certify("--bench", "bench.yaml", "--features", "features", "--report", "r", "--json", cwd=tmp_path)
+    checked = _certify("--bench", "bench.yaml", "--features", "features", "--report", "r", cwd=tmp_path)
+    assert checked.returncode == 2 and checked.stdout == ""  # the bench check comes first: nothing runs
+    assert checked.stderr.splitlines()[-1].endswith("is not ready (xocdia-hil bench check); nothing was run")
+    unchecked = ("--bench", "bench.yaml", "--features", "features", "--report", "r", "--no-bench-check")
+    done = _certify(*unchecked, "--json", cwd=tmp_path)
     assert done.returncode != 0
     summary = json.loads(done.stdout)
     assert summary["clauses"]["covered"] == 0 and len(summary["clauses"]["unexercised"]) == 48
-    text = _certify("--bench", "bench.yaml", "--features", "features", "--report", "r", cwd=tmp_path).stdout
+    text = _certify(*unchecked, cwd=tmp_path).stdout
     assert "the bench's server was never reached: every clause is unexercised" in text
     assert "clause coverage: 0/48 clauses of RULES.md checked" in text

@@ -4,8 +4,10 @@ adapter skeleton against the adapter interface, and the repository's ``ci/`` bei
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -93,9 +95,13 @@ def test_ci_templates_match_their_schemas(name: str, schema: str) -> None:
 
 
 def test_ci_templates_install_the_package_and_certify_the_labs_bench() -> None:
+    pinned = re.compile(r"XOCDIA_HIL_VERSION(?: =|:) [\"']([^\"']+)[\"']")
     for name in ("github-actions.yml", "gitlab-ci.yml", "Jenkinsfile"):
         text = (TEMPLATE / "ci" / name).read_text(encoding="utf-8")
-        assert 'pip install "xocdia-hil[certify]"' in text, name
+        assert pinned.findall(text) == [importlib.metadata.version("xocdia-hil")], name  # the kit that wrote it
+        assert 'pip install "xocdia-hil[certify]==$XOCDIA_HIL_VERSION"' in text, name
+        assert 'pip install "xocdia-hil[certify] @ $XOCDIA_HIL_SOURCE"' in text, name
+        assert 'test "$(xocdia-hil --version)" = "xocdia-hil $XOCDIA_HIL_VERSION"' in text, name
         assert "xocdia-hil certify --bench bench.yaml --features shipped --features features --report report" in text
         assert "make " not in text, name  # this project's own CI, not a lab's
         assert "fixtures/" not in text, name

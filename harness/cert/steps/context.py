@@ -11,8 +11,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-import pytest
-
 from harness.bench import forge
 from harness.bench.config import Bench
 from harness.bench.rig import Rig
@@ -32,6 +30,8 @@ def not_applicable(reason: str) -> NoReturn:
     server the harness did not start, unplugging a line it does not own, faults on a bench that forbids them).
     It is neither passed nor failed: the clause matrix lists it with ``reason``, and ``certify`` names the clauses
     the bench could not exercise. Raises pytest's skip exception."""
+    import pytest  # here, not at the top: ``xocdia-hil run`` uses this module's formatting without the certify extra
+
     pytest.skip(NOT_APPLICABLE + reason)
 
 

@@ -1,7 +1,12 @@
 """Generate ``docs/steps.md``, the step vocabulary, from the step definitions themselves (so it cannot drift).
 
-    python -m harness.cert.steps.docgen            # rewrite docs/steps.md
+    python -m harness.cert.steps.docgen            # rewrite docs/steps.md (in a checkout; else print the page)
     python -m harness.cert.steps.docgen --check    # exit 1 when docs/steps.md is stale
+    python -m harness.cert.steps.docgen --out -    # print the page (from the steps installed here)
+
+In a checkout the page is the repository's ``docs/steps.md``. In an installed package nothing is written without
+``--out FILE``: the page goes to standard output, and ``--check`` compares with the shipped copy
+(``xocdia-hil docs steps``). The installed package's own folders are never written.
 
 The page has a section per step module (:data:`harness.cert.steps.STEP_MODULES`, one per area), its steps in source
 order, after a list of the kinds of step parameters (:mod:`harness.cert.steps.params`). Each step's phrase comes
@@ -27,9 +32,12 @@ from pytest_bdd.steps import StepFunctionContext, step_function_context_registry
 
 from harness.cert.steps import STEP_MODULES
 from harness.cert.steps.params import KINDS, Kind
-from harness.files import FEATURES
+from harness.files import DOCS, FEATURES
 
-DOC = Path(__file__).resolve().parents[3] / "docs" / "steps.md"
+_ROOT = Path(__file__).resolve().parents[3]
+#: ``docs/steps.md`` of the checkout this module runs from; None in an installed package (whose folders are read-only
+#: to this tool: the page then goes to standard output unless ``--out`` names a file).
+DOC: Path | None = _ROOT / "docs" / "steps.md" if (_ROOT / "pyproject.toml").is_file() else None
 #: The section title of each step module.
 TITLES: dict[str, str] = {
     "harness.cert.steps.players": "Players: balances and connections",
@@ -192,19 +200,35 @@ def render(steps: list[StepDoc]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Write, print or check the page (the module's docstring); returns the exit status (1: ``--check`` found the
+    page stale, 2: ``--out`` cannot be written)."""
     parser = argparse.ArgumentParser(prog="python -m harness.cert.steps.docgen")
-    parser.add_argument("--check", action="store_true", help="exit 1 if docs/steps.md is not up to date")
-    parser.add_argument("--out", type=Path, default=DOC)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not up to date")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="FILE|-",
+        help="where to write the page ('-': standard output; default docs/steps.md in a checkout, else '-')",
+    )
     args = parser.parse_args(argv)
     text = render(collect())
+    out = Path(args.out) if args.out not in (None, "-") else DOC if args.out is None else None
     if args.check:
-        current = args.out.read_text(encoding="utf-8") if args.out.exists() else ""
+        against = out if out is not None else DOCS / "steps.md"
+        current = against.read_text(encoding="utf-8") if against.exists() else ""
         if current != text:
-            print(f"{args.out} is stale: run python -m harness.cert.steps.docgen", file=sys.stderr)
+            print(f"{against} is stale: run python -m harness.cert.steps.docgen", file=sys.stderr)
             return 1
         return 0
-    args.out.write_text(text, encoding="utf-8")
-    print(f"wrote {args.out} ({len(text.splitlines())} lines)")
+    if out is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"docgen: error: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {out} ({len(text.splitlines())} lines)")
     return 0
 
 
