@@ -7,6 +7,7 @@ Every error is a :class:`BenchError` whose message names the file, the dotted fi
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -75,6 +76,10 @@ class Bench:
     line: LineSettings | None = None  # devices.line as the file set it; None: not set
     dialect: Dialect = field(default_factory=lambda: load_dialect(DEFAULT_DIALECT))
     dialect_spec: str = DEFAULT_DIALECT  # as the bench file (or --dialect) named it
+    #: ``accounts``: the lab's account pool on a server attached by URL, player id -> the balance (minor units) the
+    #: account holds when a scenario starts; None when the file declares none (the bench or its adapter then
+    #: creates each scenario's wallets itself).
+    accounts: dict[str, int] | None = None
 
     @property
     def lines(self) -> list[LineSpec]:
@@ -111,7 +116,18 @@ class Bench:
         )
 
 
-_TOP = ("name", "server", "devices", "profile", "seed", "players", "timing", "faults_allowed", "description")
+_TOP = (
+    "name",
+    "server",
+    "devices",
+    "profile",
+    "seed",
+    "players",
+    "timing",
+    "faults_allowed",
+    "accounts",
+    "description",
+)
 _SERVER = ("kind", "adapter", "command", "url", "options", "opens_rounds")
 OPENERS = ("harness", "server")
 _DEVICES = ("transport", "urls", "reader_latency_s", "line", "dialect", "options")
@@ -186,6 +202,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
     name = top.get("name", path.stem)
     if not isinstance(name, str):
         raise c.fail("name", "must be text", name)
+    accounts = _accounts(c, top.get("accounts"), kind)
     return Bench(
         name=name,
         path=path,
@@ -201,7 +218,25 @@ def parse_bench(raw: object, path: Path) -> Bench:
         line=line,
         dialect=dialect,
         dialect_spec=str(dialect_spec),
+        accounts=accounts,
     )
+
+
+def _accounts(c: Fields, raw: object, kind: str) -> dict[str, int] | None:
+    """``accounts`` (None when absent): player ids (letters, digits, ``_``) to whole minor units >= 0, on a
+    ``server.kind: url`` bench only (the other kinds' servers get their players from the harness)."""
+    if raw is None:
+        return None
+    if kind != "url":
+        raise c.fail("accounts", "only for server.kind url (on the others the harness creates every wallet)", kind)
+    if not isinstance(raw, dict):
+        raise c.fail("accounts", "must map player ids to opening balances in minor units", raw)
+    pool: dict[str, int] = {}
+    for player, balance in raw.items():
+        if not (isinstance(player, str) and re.fullmatch(r"\w+", player)):
+            raise c.fail("accounts", "must map player ids (letters, digits, _) to balances", player)
+        pool[player] = c.whole(balance, f"accounts.{player}", 0, 2**63 - 1)
+    return pool
 
 
 def with_dialect(bench: Bench, spec: str, options: dict[str, Any] | None = None) -> Bench:

@@ -1,10 +1,13 @@
-"""``xocdia-hil bench check B [--timeout S] [--json]``: what a bench needs, checked before anything runs on it.
+"""``xocdia-hil bench check B [--tags EXPR] [--features DIR ...] [--timeout S] [--json]``: what a bench needs,
+checked before anything runs on it.
 
     xocdia-hil bench check bench.yaml
 
 It loads the bench file and its adapter class, reaches the server (a URL answers HTTP; a command is found), opens
-every device line (a pyserial URL opens; a pty pair can be made), and lists what the adapter can optionally do
-(its capabilities, docs/adapters.md). Every problem is one line, ``bench NAME: WHAT: PROBLEM``, and the exit status
+every device line (a pyserial URL opens; a pty pair can be made), lists what the adapter can optionally do
+(its capabilities, docs/adapters.md), and, on a bench that declares an account pool (``accounts``, docs/benches.md),
+checks that the pool opens every player of the selected scenarios with the balance the scenario gives it (``Given
+player X has a balance of N``). Every problem is one line, ``bench NAME: WHAT: PROBLEM``, and the exit status
 is 2 when there is any (0 otherwise); the checks run side by side, each within ``--timeout`` seconds, so a bench
 whose server is down is reported in a few seconds. ``xocdia-hil certify`` runs the same checks first and runs no
 scenario on a bench that fails them.
@@ -13,8 +16,10 @@ scenario on a bench that fails them.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import re
 import shutil
 import sys
 import urllib.error
@@ -23,14 +28,18 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from harness.bench.adapters import capabilities
 from harness.bench.adapters.base import GameServerAdapter
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench, load_bench
-from harness.cli.common import add_dialect_option
+from harness.cert.gherkin_lint import feature_files
+from harness.cert.report.clauses import matches
+from harness.cli.common import CliError, add_dialect_option
 from harness.errors import InputError
+from harness.files import FEATURES
 
 #: Seconds each check may take (the server's answer, a line's opening) before it is a problem.
 DEFAULT_TIMEOUT_S = 3.0
@@ -47,6 +56,10 @@ class BenchCheck:
     problems: list[str] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)
     capabilities: list[str] = field(default_factory=list)
+    #: What the account check did, in one line (``""``: it was not asked for); ``accounts_checked`` is False where
+    #: the bench has no account pool to check (the bench or its adapter creates every scenario's wallets).
+    accounts: str = ""
+    accounts_checked: bool = False
 
     @property
     def ready(self) -> bool:
@@ -65,6 +78,13 @@ def register(subparsers: Any) -> None:
         metavar="S",
         help=f"seconds each check may take (default {DEFAULT_TIMEOUT_S:g})",
     )
+    c.add_argument("--tags", default="", help="the scenarios whose opening balances are checked, as certify's --tags")
+    c.add_argument(
+        "--features",
+        action="append",
+        default=[],
+        help="folder of .feature files whose balances are checked, repeatable (default: 'shipped', the shipped suite)",
+    )
     c.add_argument("--json", action="store_true", help="print one JSON object: problems, checked, capabilities")
     add_dialect_option(c)
     c.set_defaults(func=run)
@@ -73,7 +93,10 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise InputError(f"--timeout {args.timeout:g}: must be a number of seconds > 0")
-    result = check_bench(load_bench(args.bench, args.dialect), args.timeout)
+    bench = load_bench(args.bench, args.dialect)
+    matches(args.tags, ())  # a tag expression that does not parse is an InputError
+    needs = balances_needed(_folders(args.features), args.tags, bench.name)
+    result = check_bench(bench, args.timeout, needs)
     if args.json:
         print(
             json.dumps(
@@ -83,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
                     "problems": result.problems,
                     "checked": result.checked,
                     "capabilities": result.capabilities,
+                    "accounts": {"checked": result.accounts_checked, "what": result.accounts},
                 },
                 indent=2,
             )
@@ -91,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     for line in result.checked:
         print(f"ok: {line}")
     print(f"adapter capabilities: {', '.join(result.capabilities) or 'none beyond the interface'}")
+    print(result.accounts)
     for problem in result.problems:
         print(problem, file=sys.stderr)
     if result.ready:
@@ -98,12 +123,32 @@ def run(args: argparse.Namespace) -> int:
     return 0 if result.ready else 2
 
 
-def check_bench(bench: Bench, timeout_s: float = DEFAULT_TIMEOUT_S) -> BenchCheck:
-    """Check ``bench``: its adapter loads, its server is reached, each device line opens. The checks run side by
-    side and each has ``timeout_s`` (a check still running then is a problem), so the whole takes about
-    ``timeout_s`` at most. Never raises for what it checks: every failure is a line of :attr:`BenchCheck.problems`,
-    ``bench NAME: WHAT: PROBLEM``."""
+def _folders(names: list[str]) -> list[Path]:
+    """The folders of ``--features`` (``shipped``, the default, is the shipped suite). Raises CliError naming a
+    folder with no ``.feature`` file in it."""
+    folders = []
+    for name in names or ["shipped"]:
+        folder = FEATURES if name == "shipped" else Path(name)
+        if not any(folder.rglob("*.feature")):
+            raise CliError(f"--features {name}: no .feature files there (a folder, or 'shipped' for the shipped suite)")
+        folders.append(folder)
+    return folders
+
+
+def check_bench(
+    bench: Bench, timeout_s: float = DEFAULT_TIMEOUT_S, needs: list[BalanceNeed] | None = None
+) -> BenchCheck:
+    """Check ``bench``: its adapter loads, its server is reached, each device line opens, and (with ``needs``, the
+    selected scenarios' opening balances, :func:`balances_needed`) its account pool gives every balance
+    (:func:`check_accounts`). The reaching and opening run side by side and each has ``timeout_s`` (a check still
+    running then is a problem), so the whole takes about ``timeout_s`` at most. Never raises for what it checks:
+    every failure is a line of :attr:`BenchCheck.problems`, ``bench NAME: WHAT: PROBLEM``, the account pool's last."""
     result = BenchCheck(bench.name)
+    if needs is not None:
+        result.accounts, pool_problems = check_accounts(bench, needs)
+        result.accounts_checked = bench.accounts is not None
+    else:
+        pool_problems = []
     checks: dict[str, Callable[[], str]] = {}
     try:
         adapter = load_adapter(bench.server.adapter, bench.server.adapter_options())
@@ -123,6 +168,7 @@ def check_bench(bench: Bench, timeout_s: float = DEFAULT_TIMEOUT_S) -> BenchChec
         elif bench.transport == "pty":
             checks[f"line {line.name} (pty)"] = _open_pty
     if not checks:
+        result.problems += pool_problems
         return result
     pool = ThreadPoolExecutor(max_workers=len(checks), thread_name_prefix="bench-check")
     futures = {what: pool.submit(check) for what, check in checks.items()}
@@ -137,6 +183,7 @@ def check_bench(bench: Bench, timeout_s: float = DEFAULT_TIMEOUT_S) -> BenchChec
         else:
             result.checked.append(what)
     pool.shutdown(wait=False, cancel_futures=True)  # a check stuck past its time is left to end on its own
+    result.problems += pool_problems
     return result
 
 
@@ -208,3 +255,119 @@ def _open_pty() -> str:
     os.close(leader)
     os.close(follower)
     return ""
+
+
+@dataclass(frozen=True, slots=True)
+class BalanceNeed:
+    """A selected scenario's player and the opening balance it is given (``Given player X has a balance of N``,
+    in the scenario or its Background): ``where`` is the scenario's ``file:line``, ``scenario`` its title."""
+
+    where: str
+    scenario: str
+    player: str
+    balance: int
+
+
+_BALANCE_STEP = re.compile(r"(?:Given|When|Then|And|But|\*)\s+player\s+(\w+)\s+has a balance of\s+([\d,]+)\s*$")
+_SCENARIO = ("Scenario:", "Scenario Outline:", "Scenario Template:", "Example:")
+
+
+def balances_needed(folders: list[Path], tags: str = "", bench_name: str = "") -> list[BalanceNeed]:
+    """Every opening balance the scenarios under ``folders`` that match ``tags`` give their players, in file order;
+    a player given two balances in one scenario counts with the last. A scenario tagged ``@bench:NAME`` for another
+    bench than ``bench_name`` runs no table, so it needs none. Tags are the feature's, its Rule's and the
+    scenario's. A balance written as an outline's ``<placeholder>`` is not read (it is not known before the
+    Examples row runs).
+
+    Raises:
+        InputError: a feature file that cannot be read as UTF-8 text (one line naming it).
+    """
+    needs: list[BalanceNeed] = []
+    for path in feature_files(folders):
+        needs += _file_needs(path, tags, bench_name)
+    return needs
+
+
+def _file_needs(path: Path, tags: str, bench_name: str) -> list[BalanceNeed]:
+    shown = _shown(path)
+    pending: list[str] = []
+    feature_tags: list[str] = []
+    outer: list[str] = []  # the feature's tags, and in a Rule its Rule's too
+    feature_background: dict[str, int] = {}
+    background = feature_background  # in a Rule: the feature's, then the Rule's own
+    scenarios: list[tuple[str, str, list[str], dict[str, int]]] = []
+    target: dict[str, int] | None = None
+    fence = ""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{shown}: cannot read it as UTF-8 text ({exc})") from None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if fence:
+            fence = "" if line.startswith(fence) else fence
+            continue
+        if line.startswith(('"""', "```")):
+            fence = line[:3]
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("@"):
+            pending += line.split()
+            continue
+        if line.startswith("Feature:"):
+            feature_tags, outer, pending, target = pending, pending, [], None
+        elif line.startswith("Rule:"):
+            outer, pending, target = feature_tags + pending, [], None
+            background = dict(feature_background)
+        elif line.startswith("Background:"):
+            target, pending = background, []
+        elif line.startswith(_SCENARIO):
+            title = line.split(":", 1)[1].strip()
+            target = dict(background)
+            scenarios.append((f"{shown}:{number}", title, outer + pending, target))
+            pending = []
+        elif line.startswith(("Examples:", "Scenarios:")):
+            target, pending = None, []
+        elif target is not None and (step := _BALANCE_STEP.fullmatch(line)):
+            target[step.group(1)] = int(step.group(2).replace(",", ""))
+    needs = []
+    for where, title, scenario_tags, players in scenarios:
+        benches = {t.removeprefix("@bench:") for t in scenario_tags if t.startswith("@bench:")}
+        if (benches and bench_name not in benches) or not matches(tags, scenario_tags):
+            continue
+        needs += [BalanceNeed(where, title, player, money) for player, money in players.items()]
+    return needs
+
+
+def _shown(path: Path) -> str:
+    """``path`` as a lab reads it: under the shipped suite ``features/...``, else relative to here when it can be."""
+    for base, prefix in ((FEATURES, "features/"), (Path.cwd(), "")):
+        with contextlib.suppress(ValueError):
+            return prefix + path.resolve().relative_to(base.resolve()).as_posix()
+    return str(path)
+
+
+def check_accounts(bench: Bench, needs: list[BalanceNeed]) -> tuple[str, list[str]]:
+    """Check ``needs`` against the bench's account pool (``accounts``). Returns what was checked, in one line, and
+    one problem a line, ``bench NAME: FILE:LINE "SCENARIO": player P needs a balance of N; WHY``, for each balance
+    the pool cannot give: no account of that id, or one that opens with another balance. On a bench with no pool
+    (the harness or the adapter creates every scenario's wallets) nothing is checked and the line says so."""
+    if bench.accounts is None:
+        if bench.server.kind == "url":
+            return "wallets: no account pool declared (accounts:): the adapter creates each scenario's players", []
+        return f"wallets: the bench creates each scenario's players itself (server.kind {bench.server.kind})", []
+    pool = bench.accounts
+    problems = []
+    for need in needs:
+        has = pool.get(need.player)
+        if has == need.balance:
+            continue
+        why = (
+            f"the account pool has no {need.player}" if has is None else f"the pool's {need.player} opens with {has:,}"
+        )
+        problems.append(
+            f'bench {bench.name}: {need.where} "{need.scenario}": player {need.player} needs a balance of '
+            f"{need.balance:,}; {why}"
+        )
+    return f"account pool: {len(pool)} accounts for {len(needs)} opening balances of the selected scenarios", problems

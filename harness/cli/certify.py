@@ -25,7 +25,7 @@ from harness.bench.config import Bench, load_bench
 from harness.cert.gherkin_lint import lint_folders
 from harness.cert.report.clauses import matches, rule_clauses, rule_texts
 from harness.cert.report.page import render_page
-from harness.cli.bench import check_bench
+from harness.cli.bench import balances_needed, check_bench
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
 from harness.feed import Feed
@@ -92,7 +92,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--no-bench-check",
         action="store_true",
-        help="run the scenarios without first checking the bench (xocdia-hil bench check): server, lines, adapter",
+        help="run the scenarios without first checking the bench (xocdia-hil bench check): server, lines, accounts",
     )
     add_dialect_option(p)
     add_feed_options(p, pace=False)
@@ -119,19 +119,20 @@ def run(args: argparse.Namespace) -> int:
     require_extra("certify", CERTIFY_EXTRA, "xocdia-hil certify")
     bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.adapter_options())  # fail once, here, not in every scenario
-    # a server down or a line missing: one line each, not a traceback per scenario
-    checked = None if args.no_bench_check else check_bench(bench)
-    if checked is not None and not checked.ready:
-        for problem in checked.problems:
-            print(f"xocdia-hil certify: {problem}", file=sys.stderr)
-        print(
-            f"xocdia-hil certify: bench {bench.name} is not ready (xocdia-hil bench check); nothing was run",
-            file=sys.stderr,
-        )
-        return 2
-    workers = _workers(args.workers, bench)
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
     folders = feature_folders(args.features)
+    # a server down, a line missing, a balance the account pool lacks: one line each, not a failure per scenario
+    if not args.no_bench_check:
+        checked = check_bench(bench, needs=balances_needed(folders or [FEATURES], args.tags, bench.name))
+        if not checked.ready:
+            for problem in checked.problems:
+                print(f"xocdia-hil certify: {problem}", file=sys.stderr)
+            print(
+                f"xocdia-hil certify: bench {bench.name} is not ready (xocdia-hil bench check); nothing was run",
+                file=sys.stderr,
+            )
+            return 2
+    workers = _workers(args.workers, bench)
     features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
     report = Path(args.report)
     # a run that stops early never leaves an old summary or page behind
