@@ -70,9 +70,7 @@ class _Alias(importlib.abc.Loader):
         module = types.ModuleType(spec.name, f"Moved: import {targets[0]} instead.")
         for target in reversed(targets):
             vars(module).update(_public(importlib.import_module(target)))
-        if any(old.startswith(spec.name + ".") for old in MOVED):
-            module.__path__ = []  # a package: its moved submodules import through this finder
-        return module
+        return module  # an old package gets its __path__ from the spec: its moved submodules come through here too
 
     def exec_module(self, module: types.ModuleType) -> None:
         new = MOVED[module.__name__][0]
