@@ -19,7 +19,8 @@ class RotatingTrace:
     """A text sink for the gateway's trace (``write`` and ``flush``), on one file rotated at ``max_bytes``.
 
     Not thread-safe: the gateway writes under its own lock. ``write`` raises ``OSError`` when the file cannot be
-    written or rotated (a full disk); nothing is counted for a write that failed."""
+    written or rotated (a full disk), even when a first part of the text was written; the size counts the bytes
+    that reached the file."""
 
     def __init__(self, path: str | Path, max_bytes: int = DEFAULT_MAX_BYTES, keep: int = DEFAULT_KEEP) -> None:
         """Open ``path`` for appending (created if missing). Raises OSError when it cannot be."""
@@ -36,8 +37,13 @@ class RotatingTrace:
         data = text.encode("utf-8")
         if self._size and self._size + len(data) > self.max_bytes:
             self._rotate()
-        self._file.write(data)
-        self._size += len(data)
+        view = memoryview(data)
+        while view:  # an unbuffered write may take only part of the bytes (the disk filling up): write the rest,
+            written = self._file.write(view) or 0  # which raises once nothing more fits
+            if written == 0:
+                raise OSError(f"trace {self.path}: no byte written")
+            self._size += written
+            view = view[written:]
         return len(text)
 
     def flush(self) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import logging
 import os
+import subprocess
+import sys
 import time
 import tty
 from pathlib import Path
@@ -89,3 +91,25 @@ def test_a_line_thread_that_dies_fails_the_line_with_its_cause_logged(caplog: py
         gateway.stop()
         os.close(master)
         os.close(slave)
+
+
+def test_a_write_the_disk_takes_only_part_of_raises_and_counts_what_reached_the_file(tmp_path: Path) -> None:
+    """A file-size limit (a disk filling up) lets an unbuffered write take only the bytes that fit: the trace
+    writes the rest, which raises, so the gateway learns of the failure at the first record that did not fit."""
+    script = (
+        "import os, resource, sys\n"
+        "from gameserver.trace_file import RotatingTrace\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (1050, 1050))\n"
+        "trace = RotatingTrace(sys.argv[1], max_bytes=10**6)\n"
+        "for i in range(40):\n"
+        "    try:\n"
+        "        trace.write('x' * 54 + '\\n')\n"
+        "    except OSError:\n"
+        "        print(i, trace._size, os.path.getsize(sys.argv[1])); break\n"
+    )
+    path = tmp_path / "serial.trace"
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    record, counted, on_disk = map(int, done.stdout.split())
+    assert record == 1050 // 55  # the first record that did not fit whole
+    assert counted == on_disk == 1050
