@@ -33,7 +33,7 @@ MOVED: Mapping[str, tuple[str, ...]] = {
     "harness.wire.protocol.fields": ("harness.wire.text.fields",),
     "harness.wire.protocol.known_frames": ("harness.wire.text.known_frames",),
     "harness.wire.protocol.link": ("harness.wire.link", "harness.wire.line_events"),
-    "harness.wire.dialects.ascii_v1": ("harness.wire.dialects.ascii",),
+    "harness.wire.dialects.ascii_v1": ("harness.wire.dialects.ascii", "harness.wire.dialects.ascii.dialect"),
     "harness.wire.dialects.bus_catalogue": ("harness.wire.dialects.bus.catalogue",),
     "harness.wire.dialects.bus_codec": (
         "harness.wire.dialects.bus.codec",

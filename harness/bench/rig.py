@@ -196,8 +196,8 @@ class Rig(BenchClock):
         return rig
 
     def close(self) -> None:
-        """Stop the server and release every port and temp file, and give back the heap this rig froze; never
-        raises."""
+        """Stop the server and release every port and temp file, and unfreeze the collector's heap if this rig froze
+        it (``gc.unfreeze`` thaws every frozen object of the process, not only this rig's); never raises."""
         try:
             self.adapter.stop()
         finally:
