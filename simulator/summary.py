@@ -93,13 +93,14 @@ def chi_square_fair(histogram: tuple[int, ...]) -> tuple[float, float]:
     return stat, math.exp(-stat / 2) * (1 + stat / 2)
 
 
-def percentiles(values: list[float], points: tuple[int, ...] = (50, 90, 99)) -> dict[str, float]:
-    """Nearest-rank percentiles (``p50`` ...) plus ``max``; empty input gives an empty mapping."""
+def percentiles(values: Sequence[float], points: tuple[int, ...] = (50, 90, 99)) -> dict[str, float]:
+    """Nearest-rank percentiles (``p50`` ...) plus ``max``; empty input gives an empty mapping. Sorted by numpy
+    (the same order of the same doubles, without a Python float per value of a float array)."""
     if not values:
         return {}
-    ordered = sorted(values)
-    out = {f"p{p}": ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)] for p in points}
-    out["max"] = ordered[-1]
+    ordered = np.sort(np.asarray(values, dtype=np.float64))
+    out = {f"p{p}": float(ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)]) for p in points}
+    out["max"] = float(ordered[-1])
     return out
 
 
@@ -149,7 +150,7 @@ class SummaryBuilder:
         counts["disconnects"] = kinds[LinkDown]
         histogram = (hist[0], hist[1], hist[2], hist[3], hist[4])
         stat, p = chi_square_fair(histogram)
-        return Summary(self.rounds, histogram, self._voided, counts, stat, p, _percentiles_of(self._durations))
+        return Summary(self.rounds, histogram, self._voided, counts, stat, p, percentiles(self._durations))
 
     def _detail(self, detailed: Sequence[Event]) -> None:
         hist, counts, opened, durations = self._hist, self._counts, self._opened, self._durations
@@ -179,14 +180,3 @@ class SummaryBuilder:
                 counts["reshake_cap_exceeded"] += e.reason is PauseReason.RESHAKE_CAP
         self.rounds += rounds
         self._voided += voided
-
-
-def _percentiles_of(durations: array[float], points: tuple[int, ...] = (50, 90, 99)) -> dict[str, float]:
-    """:func:`percentiles` of a float array, sorted by numpy (the same order of the same doubles, without a
-    Python float per value)."""
-    if not durations:
-        return {}
-    ordered = np.sort(np.frombuffer(durations, dtype=np.float64))
-    out = {f"p{p}": float(ordered[max(math.ceil(p / 100 * len(ordered)) - 1, 0)]) for p in points}
-    out["max"] = float(ordered[-1])
-    return out

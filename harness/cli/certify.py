@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     folders = feature_folders(args.features)
     # a server down, a line missing, a balance the account pool lacks: one line each, not a failure per scenario
     if not args.no_bench_check:
-        checked = check_bench(bench, needs=balances_needed(folders or [FEATURES], args.tags, bench.name))
+        needs = balances_needed(folders or [FEATURES], args.tags, bench.name) if bench.accounts is not None else None
+        checked = check_bench(bench, needs=needs)
         if not checked.ready:
             for problem in checked.problems:
                 print(f"xocdia-hil certify: {problem}", file=sys.stderr)

@@ -4,6 +4,7 @@ difference names the clause whose check failed."""
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -74,7 +75,7 @@ def adjust(
     ends = first_ends(obs.server_events)
     in_play_at_kill = {rid for kill in obs.kills for rid in kill.in_play}
     table = truth_by_round(obs.truth) if obs.alterations else {}
-    unshaken: set[int] | None = None  # read from the truth once, when a round needs it
+    unshaken = functools.cache(lambda: unshaken_at_close(obs.truth))  # read from the truth once, if a round needs it
     for rid, alts in altered(obs).items():
         exp = out.get(rid)
         if exp is None or exp.status not in (RoundStatus.SETTLED, RoundStatus.VOID, RoundStatus.CANCELLED):
@@ -93,9 +94,7 @@ def adjust(
         void = out[rid].status == RoundStatus.VOID
         lift_void = void and out[rid].clause in ("SH-4b", "SH-5")  # a void the server learns of from the lift
         unseen = lift is not None and lift_void and end is not None and end.kind == RoundEventKind.VOID
-        if unseen and end is not None and end.clause == "SH-4a" and unshaken is None:
-            unshaken = unshaken_at_close(obs.truth)
-        if unseen and end is not None and end.clause == "SH-4a" and unshaken is not None and exp.round in unshaken:
+        if unseen and end is not None and end.clause == "SH-4a" and exp.round in unshaken():
             # the lift was never reported, and no shake had started at the close: void SH-4a from then on
             out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="SH-4a")
         if lift is not None and void and end is not None and end.kind == RoundEventKind.CANCELLED:

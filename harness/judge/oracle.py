@@ -7,6 +7,7 @@ the bet (when one is concerned) and the clause it breaks. Nothing here imports `
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -163,7 +164,7 @@ def _judge(obs: Observation) -> Verdict:
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
     ended = {event.round_id: RoundStatus(event.kind) for event in obs.server_events if event.ends_round}
-    unshaken: set[int] | None = None  # read from the truth once, when a round needs it
+    unshaken = functools.cache(lambda: unshaken_at_close(obs.truth))  # read from the truth once, if a round needs it
     for rid in _server_rounds(obs):
         if rid in expected:
             continue
@@ -171,9 +172,7 @@ def _judge(obs: Observation) -> Verdict:
             # The server played it (events, bets) but the table never saw it open: never started.
             expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
             continue
-        if rid in ended and unshaken is None:
-            unshaken = unshaken_at_close(obs.truth)
-        if rid in ended and unshaken is not None and obs.rounds[rid] in unshaken:
+        if rid in ended and obs.rounds[rid] in unshaken():
             # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
             # table's own verdict (the dealer's lift) is in
             expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
