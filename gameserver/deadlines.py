@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from gameserver import ordering
 from gameserver.model import EngineConfig, Phase, RoundRecord
 
 
@@ -15,8 +16,8 @@ def round_deadline(r: RoundRecord, config: EngineConfig) -> float | None:
         return r.paused_at + config.pause_timeout_s
     # hot path: asked on every service step; the earliest of the candidates, kept as min() keeps it (first wins)
     due: float | None = None
-    if r.held:
-        due = r.held[0].at + config.reorder_grace_s
+    if r.held and (expiry := ordering.expiry(r, config.reorder_grace_s)) is not None:
+        due = expiry[1]
     if r.phase is Phase.BETTING and (due is None or r.closes_at < due):
         due = r.closes_at
     if r.shake_due is not None and (due is None or r.shake_due < due):

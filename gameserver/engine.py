@@ -280,10 +280,14 @@ class RoundEngine:
                     break
 
     def _expire(self, r: RoundRecord, now: float) -> None:
-        """Apply, as if never held, the held reports whose grace window has ended (oldest first)."""
+        """Apply, as if never held, the held reports whose grace window has ended (earliest window first; a read
+        waiting for a held lift has none: :func:`gameserver.ordering.expiry`)."""
         grace = self.config.reorder_grace_s
-        while self.active is r and r.paused_reason is None and r.held and now - r.held[0].at >= grace:
-            held = r.held.pop(0)
+        while self.active is r and r.paused_reason is None and r.held:
+            due = ordering.expiry(r, grace)
+            if due is None or due[1] > now:
+                return
+            held = r.held.pop(due[0])
             self._apply(r, held.report, expired=True)
             self._release(r)
 

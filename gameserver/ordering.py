@@ -12,12 +12,15 @@ arrived yet; then it holds the report for at most ``EngineConfig.reorder_grace_s
 | `BOWL OFF` (betting closed) | a shake is in progress | `SHAKER END` / `DROP` (nobody lifts the bowl while shaking) |
 | `BOWL ON`, `SHAKER *` | an earlier read waits for its lift | `BOWL OFF` (these are the re-shake's) |
 
-A held report is applied as soon as the state it waits for is reached (the engine retries the held reports,
-in arrival order, after every report it applies). When its grace window ends first, it is applied as if it
-had not been held: a read before a lift or a shaker report while lifted is then ignored (counted in
-``RoundEngine.ignored``), a lift during a shake voids SH-4a. A lift during betting is never held (SH-4b needs
-no other line), and a lift that arrives after the close while a read received before the close waits for it is
-SH-4b too (the reader saw the tokens during betting: the bowl was off then, only its report was late).
+A held report is applied as soon as the state it waits for is reached (the engine retries the held reports, in
+arrival order, after every report it applies). A read waiting for a lift that has arrived but is held itself (a
+``BOWL OFF`` waiting for ``SHAKER END``) waits on until that lift is applied, however its own window stands
+(:func:`expiry`): what it waits for is no longer missing, only ordered, and the lift's own window bounds the wait.
+Otherwise, when its grace window ends first, it is applied as if it had not been held: a read before a lift or a
+shaker report while lifted is then ignored (counted in ``RoundEngine.ignored``), a lift during a shake voids SH-4a.
+A lift during betting is never held (SH-4b needs no other line), and a lift that arrives after the close while a
+read received before the close waits for it is SH-4b too (the reader saw the tokens during betting: the bowl was off
+then, only its report was late).
 
 Device time (protocol 1.2, ``TableReport.happened_at``) overrides arrival order where it says more: a
 ``BOWL OFF`` that happened during betting voids SH-4b whenever it arrives (:func:`lifted_during_betting`,
@@ -68,6 +71,24 @@ def _read_awaits_lift(r: RoundRecord, report: TableReport) -> bool:
     any such read counts: it arrived first)."""
     at = report.happened_at
     return any(h.why == AWAITING_LIFT and (at is None or happened(h) <= at) for h in r.held)
+
+
+def expiry(r: RoundRecord, grace: float) -> tuple[int, float] | None:
+    """The held report of round ``r`` whose grace window ends first, as its index in ``r.held`` and that time;
+    None when nothing is held. A read waiting for a lift while a ``BOWL OFF`` is held has no window of its
+    own: it is applied when that lift is, whose window bounds the wait."""
+    best: tuple[int, float] | None = None
+    chained: bool | None = None  # whether a lift is held: read once, when a read awaits one
+    for i, held in enumerate(r.held):
+        if held.why == AWAITING_LIFT:
+            if chained is None:
+                chained = any(h.report.kind is ReportKind.BOWL_OFF for h in r.held)
+            if chained:
+                continue
+        due = held.at + grace
+        if best is None or due < best[1]:
+            best = (i, due)
+    return best
 
 
 def hold_full(r: RoundRecord, report: TableReport) -> bool:

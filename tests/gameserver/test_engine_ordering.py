@@ -4,6 +4,8 @@ applied on resume, and small cross-line reordering is absorbed by the reorder gr
 
 from __future__ import annotations
 
+import pytest
+
 from gameserver.events import EventKind, ReportKind
 from gameserver.model import EngineConfig
 from tests.gameserver.gs_helpers import Table
@@ -177,6 +179,27 @@ def test_a_lift_during_a_shake_that_never_ends_voids_after_the_window() -> None:
     assert t.engine.active is not None
     t.advance(0.1)
     assert t.last(EventKind.ROUND_VOIDED).data["clause"] == "SH-4a"
+
+
+def test_a_read_waiting_for_a_held_lift_waits_on_until_the_lift_applies() -> None:
+    # an addressed bus polls the reader before the bowl: the read arrives first, then the lift, held behind a
+    # stray shake start that never ends; the read's own window ends first, yet the lift it waits for has come
+    t = opened(EngineConfig(auto_open=False, reorder_grace_s=0.5))
+    a = t.bet("alice", "two_red", 1000)
+    t.shake()
+    t.close_betting()
+    t.send(R.SHAKE_START)
+    t.send(R.RESULT, faces="WWRR")
+    t.advance(0.04)
+    t.send(R.BOWL_OFF)
+    lifted_at = t.clock.t
+    assert t.last(EventKind.REPORT_HELD).data["why"] == "awaiting_shake_end"
+    t.advance(0.47)  # past the read's window, inside the lift's
+    assert t.engine.active is not None
+    assert not t.engine.ignored.sample
+    assert t.engine.next_deadline() == pytest.approx(lifted_at + 0.5)  # the lift's window, not the read's
+    t.advance(0.03)
+    assert settled_lines(t) == {a: ("win", 1000 + 1500)}  # two_red pays 1.5
 
 
 def test_a_zero_grace_window_applies_reports_in_arrival_order() -> None:
