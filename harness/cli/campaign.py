@@ -2,6 +2,7 @@
 
     xocdia-hil campaign --bench in-process --schedule fixtures/faults/chaos.yaml --seeds 1-200 --workers 2
     xocdia-hil campaign ... --scheduler tcp://10.0.0.5:8786      # a Dask distributed cluster
+    xocdia-hil campaign ... --dialect xocdia-bus                  # the table speaking another device dialect
 
 Prints a live progress line, then pass/fail counts, rounds/s, and each failing seed with its violations; writes
 a manifest per failing seed under ``--out`` (replay one with ``xocdia-hil inject --replay``). Exit 1 when any
@@ -19,7 +20,7 @@ from typing import Any
 
 from harness.bench.config import load_bench
 from harness.bench.tap import rig_taps
-from harness.cli.common import CliError, Progress, positive_int
+from harness.cli.common import CliError, Progress, add_dialect_option, positive_int
 from harness.errors import require_extra
 from harness.faults.campaign import DaskExecutor, Executor, LocalExecutor, SeedOutcome, parse_seeds, run_campaign
 from harness.faults.manifest import check_writable_folder, git_revision, package_versions, write_manifest
@@ -41,6 +42,7 @@ def register(subparsers: Any) -> None:
     where.add_argument("--scheduler", help="Dask scheduler address, tcp://HOST:PORT")
     p.add_argument("--out", type=Path, default=Path("campaign-failures"), help="manifests of failing seeds")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    add_dialect_option(p)
     add_feed_options(p)
     p.set_defaults(func=run)
 
@@ -48,7 +50,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
     schedule = load_schedule(args.schedule)
-    prepare_bench(load_bench(args.bench), 0)  # refuses a production bench before any work is sent out
+    prepare_bench(load_bench(args.bench, args.dialect), 0)  # refuses a production bench before any work is sent out
     check_writable_folder(args.out, f"--out {args.out}")  # the failing seeds' manifests are written at the end
     if args.scheduler and not str(args.scheduler).startswith("tcp://"):
         raise CliError(f"--scheduler: expected tcp://HOST:PORT, got {args.scheduler!r}")
@@ -80,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         taps = rig_taps(feed, lambda: f"seed {current[0]}", args.pace) if feed is not None else contextlib.nullcontext()
         try:
             with taps:
-                summary = run_campaign(executor, args.bench, text, seeds, seen)
+                summary = run_campaign(executor, args.bench, text, seeds, seen, args.dialect)
         except OSError as exc:
             raise CliError(f"cannot reach the workers: {exc}") from None
         finally:
@@ -105,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     for o in summary.failing:
         path = args.out / f"seed-{o.seed}.json"
         write_manifest(path, {
-            "seed": o.seed, "bench": args.bench,
+            "seed": o.seed, "bench": args.bench, "dialect": args.dialect,
             "schedule": {"source": schedule.source, "sha256": schedule.digest(), "yaml": text},
             "git_revision": revision, "packages": packages, "history_hash": o.history_hash,
             "rounds_played": o.rounds, "aborted": o.aborted, "passed": False, "violations": list(o.violations),

@@ -52,12 +52,13 @@ class SeedOutcome:
         return self.outcome.reason if self.outcome.status is OutcomeStatus.REFUSED else ""
 
 
-def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
-    """Run one seed; never raises for a server's misbehaviour (it becomes violations), nor for a planned fault the
+def run_seed(bench_ref: str, schedule_text: str, seed: int, dialect: str | None = None) -> SeedOutcome:
+    """Run one seed on the bench ``bench_ref`` (its table speaking ``dialect`` instead of its file's, when given);
+    never raises for a server's misbehaviour (it becomes violations), nor for a planned fault the
     bench cannot apply (the outcome says ``refused``: e.g. a randomly drawn serial fault on a bench without serial
     faults)."""
     try:
-        result = run_schedule(load_bench(bench_ref), schedule_from_text(schedule_text), seed)
+        result = run_schedule(load_bench(bench_ref, dialect), schedule_from_text(schedule_text), seed)
     except InjectionRefused as exc:
         return SeedOutcome(seed, Outcome.refused(str(exc)), False, (), "", 0)
     return SeedOutcome(
@@ -70,9 +71,11 @@ def run_seed(bench_ref: str, schedule_text: str, seed: int) -> SeedOutcome:
     )
 
 
-def run_seeds(bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> list[SeedOutcome]:
+def run_seeds(
+    bench_ref: str, schedule_text: str, seeds: Sequence[int], dialect: str | None = None
+) -> list[SeedOutcome]:
     """:func:`run_seed` for each of ``seeds``, in order: one Dask task for a chunk of seeds."""
-    return [run_seed(bench_ref, schedule_text, seed) for seed in seeds]
+    return [run_seed(bench_ref, schedule_text, seed, dialect) for seed in seeds]
 
 
 _CODE_PACKAGES = ("harness", "simulator", "gameserver")  # what a seed runs
@@ -104,7 +107,9 @@ class CampaignError(XocdiaError):
 class Executor(Protocol):
     """Runs :func:`run_seed` for many seeds, yielding outcomes as they finish (any order)."""
 
-    def map_seeds(self, bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> Iterator[SeedOutcome]: ...
+    def map_seeds(
+        self, bench_ref: str, schedule_text: str, seeds: Sequence[int], dialect: str | None = None
+    ) -> Iterator[SeedOutcome]: ...
 
 
 class LocalExecutor:
@@ -113,13 +118,15 @@ class LocalExecutor:
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
-    def map_seeds(self, bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> Iterator[SeedOutcome]:
+    def map_seeds(
+        self, bench_ref: str, schedule_text: str, seeds: Sequence[int], dialect: str | None = None
+    ) -> Iterator[SeedOutcome]:
         if self.workers == 1:
             for seed in seeds:
-                yield run_seed(bench_ref, schedule_text, seed)
+                yield run_seed(bench_ref, schedule_text, seed, dialect)
             return
         with ProcessPoolExecutor(max_workers=self.workers) as pool:
-            futures = [pool.submit(run_seed, bench_ref, schedule_text, s) for s in seeds]
+            futures = [pool.submit(run_seed, bench_ref, schedule_text, s, dialect) for s in seeds]
             for fut in as_completed(futures):
                 yield fut.result()
 
@@ -151,7 +158,9 @@ class DaskExecutor:
         self.lost_after_s = lost_after_s
         self.expect = expect
 
-    def map_seeds(self, bench_ref: str, schedule_text: str, seeds: Sequence[int]) -> Iterator[SeedOutcome]:
+    def map_seeds(
+        self, bench_ref: str, schedule_text: str, seeds: Sequence[int], dialect: str | None = None
+    ) -> Iterator[SeedOutcome]:
         from distributed import Client, wait
 
         with Client(self.address, timeout="30s") as client:  # type: ignore[no-untyped-call]
@@ -168,7 +177,7 @@ class DaskExecutor:
                     part = next(queued, None)
                     if part is None:
                         break
-                    pending.add(client.submit(run_seeds, bench_ref, schedule_text, part, pure=False))
+                    pending.add(client.submit(run_seeds, bench_ref, schedule_text, part, dialect, pure=False))
                 if not pending:
                     return
                 try:
@@ -244,10 +253,12 @@ def run_campaign(
     schedule_text: str,
     seeds: Sequence[int],
     on_outcome: Callable[[SeedOutcome, int], None] | None = None,
+    dialect: str | None = None,
 ) -> CampaignSummary:
-    """Run every seed; ``on_outcome(outcome, done)`` after each. Outcomes are returned sorted by seed."""
+    """Run every seed on the bench ``bench_ref`` (its table speaking ``dialect`` instead of its file's, when
+    given); ``on_outcome(outcome, done)`` after each. Outcomes are returned sorted by seed."""
     got: list[SeedOutcome] = []
-    for outcome in executor.map_seeds(bench_ref, schedule_text, seeds):
+    for outcome in executor.map_seeds(bench_ref, schedule_text, seeds, dialect):
         got.append(outcome)
         if on_outcome is not None:
             on_outcome(outcome, len(got))
