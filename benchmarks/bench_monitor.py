@@ -17,7 +17,8 @@ import time
 import numpy as np
 import numpy.typing as npt
 
-from harness.stats.monitor import MonitorDesign, first_alarms
+from harness.stats.fairness import monitor_design
+from harness.stats.monitor import first_alarms
 from harness.stats.settlement import make_generator
 
 NIBBLE_POPCOUNT = np.array([bin(b & 15).count("1") for b in range(256)], dtype=np.int8)
@@ -50,31 +51,32 @@ def main() -> None:
     parser.add_argument("--fair-runs", type=int, default=40000, help="fair runs of 100,000 rounds")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
-    d = MonitorDesign()
+    d = monitor_design()
+    horizon, epoch = 10_000, 100_000
     rng = make_generator(args.seed)
-    print(f"design: look every {d.look}, horizon {d.horizon}, epoch {d.epoch}, c1 {d.c1}, c2 {d.c2}")
+    print(f"design: anytime-valid mixture, alarm level {d.alpha:.3g}, rho {d.rho:g}, checked every round")
 
     start = time.perf_counter()
     for p in (0.51, 0.49):
         alarms = np.concatenate(
-            [first_alarms(rng.binomial(4, p, size=(n, d.horizon)).astype(np.int8), d) for n in batched(args.runs, 500)]
+            [first_alarms(rng.binomial(4, p, size=(n, horizon)).astype(np.int8), d) for n in batched(args.runs, 500)]
         )
         hits = int((alarms > 0).sum())
         low, high = wilson(hits, args.runs)
         median = float(np.median(alarms[alarms > 0])) if hits else float("nan")
         print(
-            f"P(red) {p}: caught within {d.horizon:,} rounds in {hits}/{args.runs} runs "
+            f"P(red) {p}: caught within {horizon:,} rounds in {hits}/{args.runs} runs "
             f"= {hits / args.runs:.3f} (95 % CI {low:.3f}-{high:.3f}); median alarm round {median:,.0f}; "
             f"ratio to the 0.90 target {hits / args.runs / 0.9:.3f}"
         )
 
-    alarms = np.concatenate([first_alarms(fair_reds(rng, n, d.epoch), d) for n in batched(args.fair_runs, 100)])
+    alarms = np.concatenate([first_alarms(fair_reds(rng, n, epoch), d) for n in batched(args.fair_runs, 100)])
     hits = int((alarms > 0).sum())
     low, high = wilson(hits, args.fair_runs)
     print(
-        f"fair: false alarms in {hits}/{args.fair_runs} runs of {d.epoch:,} rounds = "
+        f"fair: false alarms in {hits}/{args.fair_runs} runs of {epoch:,} rounds = "
         f"{hits / args.fair_runs:.4f} "
-        f"(95 % CI {low:.4f}-{high:.4f}); ratio to the 0.01 limit {hits / args.fair_runs / 0.01:.3f}"
+        f"(95 % CI {low:.4f}-{high:.4f}); ratio to the alarm level {hits / args.fair_runs / d.alpha:.3f}"
     )
     late = np.concatenate(
         [first_alarms(rng.binomial(4, 0.505, size=(n, 40_000)).astype(np.int8), d) for n in batched(1000, 250)]

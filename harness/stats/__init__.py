@@ -1,4 +1,6 @@
-"""Statistical certification: exact game mathematics, measured RTP, simulation, fairness tests, live monitor.
+"""Statistical certification: exact game mathematics, measured RTP, simulation, the family of fairness tests
+judged in one error budget, the live monitor, and the verdict in words (PASS / FAIL / INSUFFICIENT).
 
-See ``docs/statistics.md`` for the methods, the CSV formats read and the monitor's detection and false-alarm rates.
+See ``docs/statistics.md`` for the methods, the CSV formats read, the calibration of the verdict and the power
+against each kind of defect.
 """

@@ -126,11 +126,20 @@ def read_outcomes(path: Path) -> list[RoundOutcome]:
     Raises:
         RecordError: naming the first bad line and column.
     """
-    return [
-        _outcome_row(row, line)
-        for line, row in _rows(path, OUTCOME_COLUMNS)
-        if not (row["status"] == RoundStatus.IN_PROGRESS and not (row["faces"] or row["reds"] or row["ended_at"]))
-    ]
+    rounds = (outcome_row(row, line) for line, row in _rows(path, OUTCOME_COLUMNS))
+    return [r for r in rounds if r is not None]
+
+
+def outcome_row(row: dict[str, str], line: int) -> RoundOutcome | None:
+    """One OUTCOMES.csv row (column name → stripped text; ``line`` for messages) as a :class:`RoundOutcome`, or
+    None for a live server's ``in_progress`` row with empty faces, reds and ended_at.
+
+    Raises:
+        RecordError: naming the line, the column, what was expected and what was found.
+    """
+    if row["status"] == RoundStatus.IN_PROGRESS and not (row["faces"] or row["reds"] or row["ended_at"]):
+        return None
+    return _outcome_row(row, line)
 
 
 def read_bets(path: Path) -> list[BetRecord]:

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.cli.audit import _verdict
+from harness.stats.checks import FairnessCheck
+from harness.stats.defects import defect
+from harness.stats.fairness import judge
 from harness.stats.settlement import draw_patterns, make_generator
 from tests.stats.stats_helpers import WriteRows, outcome_rows
 
@@ -81,14 +85,43 @@ def test_audit_console_script_exit_status_and_json(write_outcomes: WriteRows, tm
     )
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
-    assert data["passed"] is False and data["monitor"]["direction"] == "red"
+    assert data["passed"] is False and data["monitor"]["alarm"]["direction"] == "red"
+    assert data["verdict"] == "FAIL" and data["exit_code"] == 1 and data["reason"].startswith("FAIL: ")
+    tests = {t["name"]: t for t in data["tests"]}
+    assert tests["token_bias"]["rejected"] and tests["token_bias"]["adjusted_p"] <= data["alpha"]
+    assert tests["frequency_t2"]["tokens"] == [2] and tests["frequency_t2"]["weight"] == 5
+    assert {"step", "threshold", "blocked_by", "looks_for"} <= set(tests["repeat"])
     assert (tmp_path / "p" / "monitor.png").is_file()
 
 
-def test_audit_of_too_few_rounds_is_inconclusive_not_a_pass(
+def test_audit_of_too_few_rounds_is_insufficient_with_its_own_exit_code(
     write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = write_outcomes("OUTCOMES.csv", outcome_rows([1, 2, 3]))
+    pats = [int(x) for x in draw_patterns(make_generator(32), 500, [0.5] * 4)]
+    path = write_outcomes("OUTCOMES.csv", outcome_rows(pats))
+    assert main(["audit", str(path)]) == 3
+    last = capsys.readouterr().out.rstrip().splitlines()[-1]
+    assert last.startswith("INSUFFICIENT: 500 settled rounds, fewer than the 10,000 a certification needs")
+
+
+def test_a_fail_names_the_test_token_and_p_value_on_the_last_line(
+    write_outcomes: WriteRows, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pats = [int(x) for x in defect("xor_0.10").generate(make_generator(33), 1, 10_000)[0]]
+    path = write_outcomes("OUTCOMES.csv", outcome_rows(pats))
     assert main(["audit", str(path)]) == 1
-    out = capsys.readouterr().out
-    assert "INCONCLUSIVE" in out and out.rstrip().endswith("FAIL")
+    out = capsys.readouterr().out.rstrip().splitlines()
+    assert out[-1].startswith("FAIL: serial_t3 (token 3: one token follows a rule of the previous round's pattern)")
+    assert "Holm-adjusted p = " in out[-1] and "cannot be certified" in out[-1]
+    assert any(line.startswith("rejected: serial_t3") for line in out)
+
+
+def test_a_test_under_its_threshold_but_not_reached_says_why() -> None:
+    judged = {
+        t.name: t
+        for t in judge(
+            [FairnessCheck(n, 0.0, None, p, "", "pair") for n, p in (("x", 0.004), ("y", 0.0045), ("z", 0.5))]
+        )
+    }
+    assert _verdict(judged["y"]) == "ok: p under its threshold, but the step-down stopped at x, so it is not tested"
+    assert _verdict(judged["x"]) == "ok" and _verdict(judged["z"]) == "ok"
