@@ -1,5 +1,6 @@
 """Wiring a bench's lines: the device end and the server end of each line (in-memory pipes, ptys, TCP serial servers,
-URLs), and the wrappers the device ends get (the camera's latency, serial faults for a fault run, line pacing)."""
+URLs the device end dials, addresses it listens on), and the wrappers the device ends get (the camera's latency,
+serial faults for a fault run, line pacing)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from harness.wire.dialects import LineSpec
 from harness.wire.messages import Source
 from harness.wire.transports.base import Relay, Transport, TransportClosed
 from harness.wire.transports.faults import FaultRates, FaultyTransport
+from harness.wire.transports.listen import ListenPort, is_listen_url, parse_listen_url
 from harness.wire.transports.memory import memory_pipe
 from harness.wire.transports.netserver import SerialServer
 from harness.wire.transports.paced import pace_lines
@@ -23,7 +25,8 @@ from harness.wire.transports.url import SerialUrl
 
 def wire_lines(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[str, Transport], dict[str, Any]]:
     """The device end and the server end of each line, by line name: in-memory pipes, ptys (a ``tcp`` line: a raw TCP
-    serial server the server opens as ``socket://``), or the bench's URLs."""
+    serial server the server opens as ``socket://``), or the bench's URLs (:func:`_url_line`: a device end that dials,
+    or one that listens). Raises TransportClosed when a line cannot be opened or bound; none is left open then."""
     device: dict[str, Transport] = {}
     server: dict[str, Any] = {}
     try:
@@ -38,13 +41,24 @@ def wire_lines(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[
                 pty = PtyPort(name, workdir)
                 device[name], server[name] = pty, pty.address
             else:
-                device[name] = SerialUrl(name, bench.device_urls[name])
-                server[name] = bench.device_urls[name]
+                device[name], server[name] = _url_line(name, bench.device_urls[name])
     except BaseException:
         for opened in device.values():
             opened.close()
         raise
     return device, server
+
+
+def _url_line(name: str, url: str) -> tuple[Transport, str]:
+    """The device end of a ``url`` bench's line and what the server opens: for ``listen://HOST:PORT`` a TCP server
+    bound there (:class:`~harness.wire.transports.listen.ListenPort`) and ``socket://HOST:PORT`` with the port bound
+    (port 0: the one chosen), else the pyserial URL or path the device end dials or opens, and the same URL. Raises
+    TransportClosed when it cannot be opened or bound."""
+    if is_listen_url(url):
+        address = parse_listen_url(url)  # validated with the bench file
+        port = ListenPort(name, address.host, address.port)
+        return port, port.address
+    return SerialUrl(name, url), url
 
 
 def wrap_device_ends(
@@ -76,10 +90,10 @@ def wrap_device_ends(
 
 
 class _Cable(Relay):
-    """The bench's end (pty or URL: no tick) of a line the server opened itself. With no ``unplug`` (it is
-    :class:`~harness.wire.transports.capabilities.Replugging`, not ``Pluggable``), a FaultyTransport over it pulls the
-    cable by cutting the bytes (the device sees its port gone) and leaves the server's port open: the server sees
-    silence, as when a UART's cable is pulled, never an I/O error."""
+    """The bench's end (pty, URL, or an address it listens on: no tick deadline) of a line the server opened itself.
+    With no ``unplug`` (it is :class:`~harness.wire.transports.capabilities.Replugging`, not ``Pluggable``), a
+    FaultyTransport over it pulls the cable by cutting the bytes (the device sees its port gone) and leaves the
+    server's port open: the server sees silence, as when a UART's cable is pulled, never an I/O error."""
 
     def replug(self) -> None:
         """Drop what the server wrote while the cable was out: it never reached the device (bounded)."""

@@ -3,13 +3,13 @@ checked before anything runs on it.
 
     xocdia-hil bench check bench.yaml
 
-It loads the bench file and its adapter class, reaches the server (a URL answers HTTP; a command is found), opens
-every device line (a pyserial URL opens; a pty pair can be made), lists what the adapter can optionally do
-(its capabilities, docs/adapters.md), and, on a bench that declares an account pool (``accounts``, docs/benches.md),
-checks that the pool opens every player of the selected scenarios with the balance the scenario gives it (``Given
-player X has a balance of N``). Every problem is one line, ``bench NAME: WHAT: PROBLEM``, and the exit status
-is 2 when there is any (0 otherwise); the checks run side by side, each within ``--timeout`` seconds, so a bench
-whose server is down is reported in a few seconds. ``xocdia-hil certify`` runs the same checks first and runs no
+It loads the bench file and its adapter class, reaches the server (a URL answers HTTP; a command is found), opens every
+device line (a pyserial URL opens; a ``listen://`` address can be bound, and is released; a pty pair can be made), lists
+what the adapter can optionally do (its capabilities, docs/adapters.md), and, on a bench that declares an account pool
+(``accounts``, docs/benches.md), checks that the pool opens every player of the selected scenarios with the balance the
+scenario gives it (``Given player X has a balance of N``). Every problem is one line, ``bench NAME: WHAT: PROBLEM``, and
+the exit status is 2 when there is any (0 otherwise); the checks run side by side, each within ``--timeout`` seconds, so
+a bench whose server is down is reported in a few seconds. ``xocdia-hil certify`` runs the same checks first and runs no
 scenario on a bench that fails them.
 """
 
@@ -40,6 +40,8 @@ from harness.cert.report.clauses import matches
 from harness.cli.common import CliError, add_dialect_option
 from harness.errors import InputError
 from harness.files import FEATURES
+from harness.wire.transports.base import TransportClosed
+from harness.wire.transports.listen import ListenPort, is_listen_url, parse_listen_url
 
 #: Seconds each check may take (the server's answer, a line's opening) before it is a problem.
 DEFAULT_TIMEOUT_S = 3.0
@@ -162,7 +164,10 @@ def check_bench(
     elif bench.server.kind == "command":
         checks[f"server command {bench.server.command[0]}"] = lambda: _find_command(bench.server.command[0])
     for line in bench.lines:
-        if bench.transport == "url":
+        if bench.transport == "url" and is_listen_url(bench.device_urls[line.name]):
+            url = bench.device_urls[line.name]
+            checks[f"line {line.name} ({url})"] = lambda url=url: _bind_listen(url)  # type: ignore[misc]
+        elif bench.transport == "url":
             url = bench.device_urls[line.name]
             checks[f"line {line.name} ({url})"] = lambda url=url: _open_serial(url, timeout_s)  # type: ignore[misc]
         elif bench.transport == "pty":
@@ -243,6 +248,19 @@ def _open_serial(url: str, timeout_s: float) -> str:
     except (serial.SerialException, OSError, ValueError) as exc:
         return f"cannot open ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
     port.close()
+    return ""
+
+
+def _bind_listen(url: str) -> str:
+    """``""`` when the ``listen://`` address can be bound and listened on (then it is released at once: the run binds
+    it again); else the problem, e.g. ``cannot listen on 127.0.0.1:4001 (Address already in use)``."""
+    address = parse_listen_url(url)  # validated with the bench file
+    try:
+        ListenPort("check", address.host, address.port).close()
+    except TransportClosed as exc:
+        cause = exc.__cause__
+        why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+        return f"cannot listen on {address.hostport} ({why})"
     return ""
 
 
