@@ -5,8 +5,11 @@
 
 ``check`` runs, in order: the dialect's golden vectors (when it ships them), a seeded random round trip of every
 message it carries, a framer fuzz, a device end ↔ server end loopback in virtual time, and (unless
-``--no-certify``) a short certification run on the in-process bench with the table speaking the dialect. Exit 0 when
-every check passes, 1 when one fails, 2 for an unknown dialect, a class missing a part, or bad options.
+``--no-certify``) a short certification run on the in-process bench with the table speaking the dialect. Each check
+tests what the dialect declares it carries (its ``capabilities``), runs on its own (an exception fails that check
+alone, named) and reports its status (PASS, FAIL, or SKIP for a check that does not apply) and its case count; a check
+that ran no case fails. Exit 0 when every check passes or is skipped, 1 when one fails, 2 for an unknown dialect, a
+class missing a part, or bad options. A ``module:Class`` is also looked for in the current working folder.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +28,15 @@ import yaml
 from harness.cli.common import CliError, non_negative_int
 from harness.files import FIXTURES
 from harness.wire.dialects.base import Dialect
-from harness.wire.dialects.conformance import CheckResult, check_dialogue, check_fuzz, check_golden, check_round_trip
+from harness.wire.dialects.conformance import (
+    CheckResult,
+    check_dialogue,
+    check_fuzz,
+    check_golden,
+    check_round_trip,
+    golden_skipped,
+    guarded,
+)
 from harness.wire.dialects.registry import SHIPPED, dialect_class, installed, load_dialect, names
 
 #: The scenarios of the short certification run (a tag expression): payouts, both voids, a re-shake, a
@@ -91,25 +103,29 @@ def _options(text: str) -> dict[str, Any]:
 
 
 def _golden(dialect: Dialect) -> CheckResult:
+    """The golden check: skipped when the dialect names no golden file; a file that cannot be read or parsed, or
+    that holds no vector, fails it."""
     if not dialect.golden_file:
-        return check_golden(dialect.codec(), [])
+        return golden_skipped()
     path = FIXTURES / dialect.golden_file
+    result = CheckResult("golden vectors")
     try:
         vectors = dialect.parse_golden(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        result = CheckResult("golden vectors")
         result.fail(f"{path}: cannot read: {exc.strerror}")
         return result
     except ValueError as exc:
-        result = CheckResult("golden vectors")
         result.fail(f"{path}: {exc}")
         return result
-    return check_golden(dialect.codec(), vectors)
+    return check_golden(dialect.codec(), vectors, dialect.capabilities)
 
 
 def _certify(spec: str, options: dict[str, Any]) -> CheckResult:
     """The short certification run: ``certify --bench in-process --dialect SPEC`` on a few scenarios."""
-    result = CheckResult("short certify (in-process)")
+    return guarded(CheckResult("short certify (in-process)"), lambda result: _run_certify(spec, options, result))
+
+
+def _run_certify(spec: str, options: dict[str, Any], result: CheckResult) -> None:
     with tempfile.TemporaryDirectory(prefix="xocdia-dialect-check-") as tmp:
         bench = Path(tmp) / "bench.yaml"
         devices = {"transport": "memory", "dialect": spec, **({"options": options} if options else {})}
@@ -127,31 +143,53 @@ def _certify(spec: str, options: dict[str, Any]) -> CheckResult:
             result.cases = int(matrix["passed"]) + int(matrix["failed"])
             if matrix["failed"]:
                 result.fail(f"{matrix['failed']} of {result.cases} scenarios failed")
-        if proc.returncode != 0 and result.passed:
+        if proc.returncode != 0 and not result.failed:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
             result.fail(f"certify exited {proc.returncode}: {' | '.join(tail)}")
         result.note = f"tags: {SHORT_CERTIFY_TAGS}"
-    return result
+
+
+def _declared(dialect: Dialect) -> str:
+    """The dialect's declaration in one line: its dialogue, its round ids, and what it carries and does not."""
+    caps = dialect.capabilities
+    have = [name for name, value in caps.as_dict().items() if value is True]
+    text = f"{dialect.dialogue} dialogue, {caps.round_ids} round ids; carries {', '.join(have) or 'none of the rest'}"
+    return text + (f"; not {', '.join(caps.lacking())}" if caps.lacking() else "")
+
+
+def _isolated(name: str, run: Callable[[], CheckResult]) -> CheckResult:
+    """``run()``'s result, or, when it raises, a failed check ``name`` naming the exception's type and message."""
+    try:
+        return run()
+    except Exception as exc:
+        result = CheckResult(name)
+        result.abort(exc)
+        return result
 
 
 def run_check(args: argparse.Namespace) -> int:
+    """Run every check of the kit on the dialect, each on its own (one that raises fails alone, naming the
+    exception), and print each check's status and case count. Returns 0 when every check passed or was skipped as
+    not applying, else 1. Raises DialectError (exit 2) for an unknown dialect, a class missing a part, or bad
+    options."""
     options = _options(args.options)
     cls = dialect_class(args.dialect, field="dialect")
     dialect = cls(options)
     checks = [
-        _golden(dialect),
-        check_round_trip(dialect, args.seed, args.frames),
-        check_fuzz(dialect, args.seed, integrity=dialect.integrity_checked),
-        check_dialogue(dialect, args.seed),
+        _isolated("golden vectors", lambda: _golden(dialect)),
+        _isolated("round trip", lambda: check_round_trip(dialect, args.seed, args.frames)),
+        _isolated("framer fuzz", lambda: check_fuzz(dialect, args.seed)),
+        _isolated("dialogue loopback", lambda: check_dialogue(dialect, args.seed)),
     ]
     if not args.no_certify:
-        checks.append(_certify(args.dialect, options))
+        checks.append(_isolated("short certify (in-process)", lambda: _certify(args.dialect, options)))
     if args.json:
-        print(json.dumps([vars(c) | {"passed": c.passed} for c in checks], indent=2))
+        print(json.dumps([vars(c) | {"passed": c.passed, "status": c.status} for c in checks], indent=2))
     else:
         print(f"dialect {dialect.name} ({cls.__module__}:{cls.__qualname__})")
+        print(f"  declares: {_declared(dialect)}")
         for c in checks:
-            verdict = "PASS" if c.passed else f"FAIL ({c.failed})"
+            verdict = f"FAIL ({c.failed})" if c.status == "FAIL" else c.status
             note = f"  [{c.note}]" if c.note else ""
             print(f"  {c.name:<28} {c.cases:>6} cases  {verdict}{note}")
             for why in c.failures:

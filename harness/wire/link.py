@@ -140,6 +140,11 @@ class Link:
         self.queue.append(Outgoing(message, round, at))
         self._pump(now)
 
+    @property
+    def next_seq(self) -> int:
+        """The sequence number the next data frame gets (1..65535; 1 again after :meth:`open`)."""
+        return self._next_seq
+
     def _seq(self) -> int:
         seq = self._next_seq
         self._next_seq = 1 if seq >= 65535 else seq + 1

@@ -19,6 +19,7 @@ from harness.judge.checks import CheckLog, ClauseFailure
 from harness.judge.expect import expected_bet
 from harness.judge.oracle import Finding, Verdict, failure_of
 from harness.records import BetRecordRow, BetReply
+from harness.wire.dialects.base import capability_names
 from harness.wire.messages import Message, Source
 
 #: How a scenario's skip reason starts when the bench cannot run it; the clause matrix lists it as not applicable.
@@ -33,6 +34,39 @@ def not_applicable(reason: str) -> NoReturn:
     import pytest  # here, not at the top: ``xocdia-hil run`` uses this module's formatting without the certify extra
 
     pytest.skip(NOT_APPLICABLE + reason)
+
+
+def declares(bench: Bench, capability: str, role: Source | None = None) -> bool:
+    """Whether the bench's dialect declares ``capability`` (a yes/no field of
+    :class:`~harness.wire.dialects.base.ProtocolCapabilities`) on the line that carries device ``role``, or on every
+    line when ``role`` is None (a line of a companion dialect answers for the companion's declaration).
+
+    Raises:
+        ValueError: ``capability`` is not one of the yes/no capabilities (the message lists them).
+    """
+    names = capability_names()
+    if capability not in names:
+        raise ValueError(f"capability: must be one of {', '.join(names)}; got {capability!r}")
+    lines = [line for line in bench.lines if role is None or role in line.roles]
+    return all(line.dialect.capabilities.as_dict()[capability] for line in lines)
+
+
+def needs(cert: CertContext, capability: str, why: str, role: Source | None = None) -> None:
+    """A step's guard: end the scenario as not applicable (:func:`not_applicable`) when the bench's dialect does not
+    declare ``capability`` on the line of device ``role`` (every line when None); the reason names the dialect, the
+    capability and ``why`` the step needs it. Returns when it is declared.
+
+    Raises:
+        ValueError: ``capability`` is not one of the yes/no capabilities (the message lists them).
+    """
+    if declares(cert.bench, capability, role):
+        return
+    lines = [line for line in cert.bench.lines if role is None or role in line.roles]
+    lacking = sorted({line.dialect.name for line in lines if not line.dialect.capabilities.as_dict()[capability]})
+    where = f"the {role.value} line" if role is not None else "its lines"
+    not_applicable(
+        f"bench {cert.bench.name} speaks {', '.join(lacking)} on {where}, which declares no {capability}: {why}"
+    )
 
 
 BET_NAMES = (

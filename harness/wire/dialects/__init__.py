@@ -13,6 +13,7 @@ from harness.wire.dialects.base import (
     MessageMap,
     ServerEnd,
 )
+from harness.wire.dialects.capabilities import Forging, NoiseKind
 from harness.wire.dialects.registry import DEFAULT_DIALECT, ENTRY_POINT_GROUP, dialect_class, load_dialect, plan_lines
 
 __all__ = [
@@ -23,11 +24,13 @@ __all__ = [
     "Dialect",
     "DialectError",
     "EndSettings",
+    "Forging",
     "FrameCodec",
     "Framer",
     "Integrity",
     "LineSpec",
     "MessageMap",
+    "NoiseKind",
     "ServerEnd",
     "dialect_class",
     "load_dialect",

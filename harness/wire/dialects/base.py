@@ -35,11 +35,73 @@ from harness.wire.messages import DEVICES, Frame, Message, Source
 MEDIA = ("serial", "tcp")
 #: The dialogues a dialect may declare.
 DIALOGUES = ("push", "poll")
+#: The forms of round id a dialect's lamp commands (and round tags) may carry: any protocol value (``text``: 1-32 of
+#: ``A-Z a-z 0-9 . _ : -``) or an unsigned 32-bit number written in decimal without leading zeros (``numeric``).
+ROUND_ID_FORMS = ("text", "numeric")
+#: The largest round id a ``numeric`` dialect carries.
+MAX_NUMERIC_ROUND_ID = 2**32 - 1
 
 
 class DialectError(InputError):
     """A dialect that cannot be used: an unknown name, a class missing a part, a bad option. The message names the
     field and the allowed values."""
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolCapabilities:
+    """What a dialect's protocol carries of the semantic frames (:mod:`harness.wire.messages`), declared once per
+    dialect class (:attr:`Dialect.capabilities`). The defaults are what the shipped ``xocdia-ascii`` carries.
+
+    The conformance kit checks exactly what is declared (a declared item must survive the wire unchanged, an
+    undeclared one is not compared), and a scenario whose steps rely on an undeclared item is not applicable
+    (:func:`harness.cert.steps.context.needs`). Who polls is :attr:`Dialect.dialogue`.
+
+    Attributes:
+        round_tags: device reports carry the round they belong to (``Frame.round``).
+        event_times: device reports carry the device time of the event (``Frame.at``, ms).
+        identities: devices say who they are (HELLO ``id``, ``proto`` and ``fw``).
+        token_sensor: the console reports the tokens placed on the plate (``CONSOLE TOKENS``).
+        positions: which token dropped (``SHAKER DROP token``) or was touched (``BOWL OFF token``).
+        problem_reasons: the console's ``PROBLEM`` says why (``equipment`` or ``reshake_cap``).
+        confidence: a read carries its confidence per token (a token read too unsure is ``U``).
+        betting_time_on_open: the lamp's ``OPEN`` carries the betting time (``ms``).
+        round_ids: the round ids lamp commands (and round tags) carry: one of :data:`ROUND_ID_FORMS`.
+
+    Raises:
+        DialectError: a field of the wrong type, or ``round_ids`` not one of :data:`ROUND_ID_FORMS`.
+    """
+
+    round_tags: bool = True
+    event_times: bool = True
+    identities: bool = True
+    token_sensor: bool = True
+    positions: bool = True
+    problem_reasons: bool = True
+    confidence: bool = False
+    betting_time_on_open: bool = True
+    round_ids: str = "text"
+
+    def __post_init__(self) -> None:
+        for name in capability_names():
+            if type(getattr(self, name)) is not bool:
+                raise DialectError(f"capabilities.{name}: must be true or false; got {getattr(self, name)!r}")
+        if self.round_ids not in ROUND_ID_FORMS:
+            raise DialectError(
+                f"capabilities.round_ids: must be one of {', '.join(ROUND_ID_FORMS)}; got {self.round_ids!r}"
+            )
+
+    def as_dict(self) -> dict[str, bool | str]:
+        """Every field by name, in declaration order (what ``describe()`` shows)."""
+        return {name: getattr(self, name) for name in (*capability_names(), "round_ids")}
+
+    def lacking(self) -> list[str]:
+        """The names of the yes/no capabilities this declaration does not have, in declaration order."""
+        return [name for name in capability_names() if not getattr(self, name)]
+
+
+def capability_names() -> tuple[str, ...]:
+    """The yes/no fields of :class:`ProtocolCapabilities` (every field but ``round_ids``), in declaration order."""
+    return tuple(f for f in ProtocolCapabilities.__dataclass_fields__ if f != "round_ids")
 
 
 # --- the three codec parts -------------------------------------------------------------------------------------
@@ -274,6 +336,9 @@ class Dialect(ABC):
     #: False when frames carry no integrity check (the medium checks bytes, e.g. TCP): the conformance kit then does
     #: not demand that a bit-flipped frame be refused.
     integrity_checked: ClassVar[bool] = True
+    #: What the protocol carries of the semantic frames; the conformance kit checks exactly this, and scenarios that
+    #: need more are not applicable on a bench speaking the dialect.
+    capabilities: ClassVar[ProtocolCapabilities] = ProtocolCapabilities()
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         given = dict(options or {})
@@ -328,6 +393,7 @@ class Dialect(ABC):
             "carries": sorted(s.value for s in self.carries),
             "options": dict(self.defaults),
             "integrity_checked": self.integrity_checked,
+            "capabilities": self.capabilities.as_dict(),
         }
 
 
@@ -341,6 +407,11 @@ def check_parts(cls: type[Dialect]) -> None:
         raise DialectError(f"devices.dialect: {where} is missing part(s): {', '.join(missing)}")
     if not cls.name:
         raise DialectError(f"devices.dialect: {where} has no name (set the class attribute 'name')")
+    if not isinstance(cls.capabilities, ProtocolCapabilities):
+        raise DialectError(
+            f"devices.dialect: {where}.capabilities must be a harness.lab.ProtocolCapabilities;"
+            f" got {type(cls.capabilities).__name__}"
+        )
     if cls.dialogue not in DIALOGUES:
         raise DialectError(
             f"devices.dialect: {where}.dialogue must be one of {', '.join(DIALOGUES)}; got {cls.dialogue!r}"

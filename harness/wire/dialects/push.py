@@ -3,19 +3,31 @@
 when quiet (docs/protocol.md §4-§5). A dialect that only changes the frames (framing, integrity, message map)
 subclasses :class:`PushDialect` and implements :meth:`~harness.wire.dialects.base.Dialect.codec`: both line ends come
 from :class:`~harness.wire.link.Link` driven by that codec.
+
+:class:`PushDeviceEnd` can forge (:class:`~harness.wire.dialects.capabilities.Forging`): a forged frame is written
+unasked, outside the link's stop and wait, numbered :data:`FORGED_GAP` ahead of the link's own next number. Noise
+frames come from the codec (:func:`noise_maker`: a codec that makes them, or a composed codec whose message map makes
+noise bodies, as the ASCII protocol's :class:`~harness.wire.dialects.ascii.dialect.AsciiBodyMap` does); a push
+dialect whose codec makes none forges reports but no noise.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+
 from harness.wire.dialects.base import (
+    ComposedCodec,
     DeviceEnd,
     Dialect,
     EndSettings,
+    FrameCodec,
     LineSpec,
     RoleEvent,
     ServerEnd,
 )
-from harness.wire.frame_errors import BadFrame
+from harness.wire.dialects.capabilities import NoiseBodies, NoiseFrames, NoiseKind
+from harness.wire.frame_errors import BadFrame, EncodeError
 from harness.wire.line_events import LinkChanged, LinkEvent, Received, Rejected
 from harness.wire.link import Link
 from harness.wire.messages import CATALOGUE, DEVICES, LAMP_COMMANDS, Frame, Hello, Message, Source
@@ -24,17 +36,40 @@ from harness.wire.messages import CATALOGUE, DEVICES, LAMP_COMMANDS, Frame, Hell
 DEVICE_REPORTS: frozenset[type[Message]] = frozenset(
     cls for (src, _t), cls in CATALOGUE.items() if src in DEVICES and not cls.CONTROL and cls is not Hello
 )
+#: The link's sequence numbers: 1..LINK_SEQS, then 1 again (and 1 after every reopen).
+LINK_SEQS = 65_535
+#: Forged frames are numbered this far ahead of the link's next number (half its space): the line's own device
+#: reaches them only after that many frames on one connection.
+FORGED_GAP = 32_768
+
+
+def noise_maker(codec: FrameCodec) -> Callable[[NoiseKind, Source, int], bytes] | None:
+    """How ``codec`` makes noise frames: its own (:class:`~harness.wire.dialects.capabilities.NoiseFrames`), or
+    a composed codec's message map's bodies (:class:`~harness.wire.dialects.capabilities.NoiseBodies`) wrapped by
+    its integrity check and framer; None when it makes none."""
+    if isinstance(codec, NoiseFrames):
+        return codec.noise_frame
+    if isinstance(codec, ComposedCodec) and isinstance(codec.mapping, NoiseBodies):
+        framer, integrity, bodies = codec.framer_factory(), codec.integrity, codec.mapping
+        return lambda kind, src, seq: framer.wrap(integrity.seal(bodies.noise_body(kind, src, seq)))
+    return None
 
 
 class PushDeviceEnd(DeviceEnd):
-    """One device on its own line, over a :class:`Link` with the dialect's codec."""
+    """One device on its own line, over a :class:`Link` with the dialect's codec. Forges
+    (:class:`~harness.wire.dialects.capabilities.Forging`): see the module doc."""
 
     def __init__(self, dialect: Dialect, line: LineSpec, settings: EndSettings) -> None:
         if len(line.roles) != 1:
             raise ValueError(f"line {line.name}: a push line carries exactly one device, got {len(line.roles)}")
         self.roles = line.roles
         self.src = src = line.roles[0]
-        codec = dialect.codec()
+        self.dialect_name = dialect.name
+        self.codec = codec = dialect.codec()
+        self._noise = noise_maker(codec)
+        self._forged = bytearray()  # forged frames not yet taken, written after the link's own output
+        self._forged_count = 0
+        self._last_forged = 0
         accepts = LAMP_COMMANDS if src is Source.LAMP else frozenset()
         self.link = Link(
             src,
@@ -54,10 +89,46 @@ class PushDeviceEnd(DeviceEnd):
         return [(src, e) for e in events]
 
     def open(self, now: float) -> None:
+        self._forged.clear()  # like the link's own output: bytes for the old connection are gone with it
         self.link.open(now)
 
     def close(self) -> None:
         self.link.close()
+
+    # --- forging (harness.wire.dialects.capabilities.Forging) ---------------------------------------------------
+    def forged_seq(self) -> int:
+        """The next forged number: :data:`FORGED_GAP` (plus one per forged frame so far) ahead of the link's next
+        number, in the link's space 1..:data:`LINK_SEQS`, never the previous forged number."""
+        seq = (self.link.next_seq - 1 + FORGED_GAP + self._forged_count) % LINK_SEQS + 1
+        if seq == self._last_forged:
+            seq = seq % LINK_SEQS + 1
+        self._forged_count += 1
+        self._last_forged = seq
+        return seq
+
+    def forge(self, frame: Frame, now: float) -> int:
+        """Write ``frame`` unasked, numbered :meth:`forged_seq` (see
+        :meth:`~harness.wire.dialects.capabilities.Forging.forge`). Raises EncodeError (the codec refuses it) or
+        ValueError (a control message)."""
+        if frame.message.CONTROL:
+            raise ValueError(f"{frame.message.TYPE} is a control message; a forged frame is a data frame")
+        seq = self.forged_seq()
+        self._forged += self.codec.encode(replace(frame, seq=seq))
+        return seq
+
+    def noise_kinds(self) -> frozenset[NoiseKind]:
+        """Every kind, when the codec makes noise frames (:func:`noise_maker`); else none."""
+        return frozenset(NoiseKind) if self._noise is not None else frozenset()
+
+    def forge_noise(self, kind: NoiseKind, src: Source, now: float) -> int:
+        """Write one noise frame of ``kind`` from ``src`` unasked, numbered :meth:`forged_seq` (see
+        :meth:`~harness.wire.dialects.capabilities.Forging.forge_noise`). Raises EncodeError."""
+        if kind not in self.noise_kinds():
+            raise EncodeError(f"{self.dialect_name}: no {kind} noise frames")
+        seq = self.forged_seq()
+        assert self._noise is not None  # noise_kinds() is empty without it
+        self._forged += self._noise(kind, src, seq)
+        return seq
 
     def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
         if src is not self.src:
@@ -79,7 +150,11 @@ class PushDeviceEnd(DeviceEnd):
         return self.link.next_deadline()
 
     def take_output(self) -> bytes:
-        return self.link.take_output()
+        if not self._forged:
+            return self.link.take_output()  # hot path: nothing forged
+        out = self.link.take_output() + bytes(self._forged)
+        self._forged.clear()
+        return out
 
     def take_events(self) -> list[RoleEvent]:
         return self._tag(self.link.take_events())

@@ -1,9 +1,12 @@
 """Finding dialects by name: the shipped ones, those installed packages declare under the entry point group
-``xocdia_hil.dialects``, and any ``package.module:ClassName`` on the import path (docs/dialects/README.md)."""
+``xocdia_hil.dialects``, and any ``package.module:ClassName`` on the import path or in the current working folder
+(docs/dialects/README.md)."""
 
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from typing import Any
@@ -22,7 +25,17 @@ SHIPPED: dict[str, str] = {
 
 
 def _import(path: str, field: str) -> Any:
+    """The attribute ``path`` (``module:attr``) names. The current working folder is searched last, so a lab's
+    dialect module beside its bench file loads without packaging, and never shadows an installed module.
+
+    Raises:
+        DialectError: the module does not import, or has no such attribute (the message names ``field``).
+    """
     module_name, _, attr = path.partition(":")
+    if not module_name or not attr:
+        raise DialectError(f"{field}: must be a dialect name or 'package.module:ClassName'; got {path!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:

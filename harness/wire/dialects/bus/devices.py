@@ -4,24 +4,88 @@ Guarantees: :class:`BusDeviceEnd` emulates every device on one line: it answers 
 that device's oldest unacknowledged report (the same seq and bytes until a later POLL acknowledges it, also across a
 reconnect) or NOTHING, and each lamp WRITE with an ACK; it speaks only when addressed. Sans I/O, like
 :class:`harness.wire.link.Link`: fed bytes and the time, it says when it next needs to run.
+
+It can forge (:class:`~harness.wire.dialects.capabilities.Forging`): the forged frames from a device of the line go in
+that device's next reply that is not an offer again (the POLL acknowledged its last report, or it had none), before its
+own answer, which is neither delayed nor renumbered; those from a device the line does not carry go in the next such
+reply of any device of the line (the master refuses them). Forged frames are numbered :data:`FORGED_GAP` and more
+ahead of the device's own next seq (:meth:`BusDeviceEnd.forged_seq`), so none is taken for a duplicate and none makes
+the device's next report one. They are kept across a reconnect, like the devices' own reports.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from harness.wire.dialects.base import DeviceEnd, Dialect, EndSettings, LineSpec, RoleEvent
-from harness.wire.dialects.bus.catalogue import EPS, REPORT_CODES, Poll, next_seq
+from harness.wire.dialects.bus.catalogue import ADDRESS, CODE_OF, EPS, MAX_SEQ, NAK, REPORT_CODES, Poll, next_seq
 from harness.wire.dialects.bus.codec import CODEC
-from harness.wire.frame_errors import BadFrame, ErrorReason
+from harness.wire.dialects.capabilities import NoiseKind
+from harness.wire.frame_errors import BadFrame, EncodeError, ErrorReason
 from harness.wire.line_events import Delivered, LinkChanged, Received, Rejected
-from harness.wire.messages import LAMP_COMMANDS, Ack, Frame, Heartbeat, Hello, Message, Source
+from harness.wire.messages import (
+    LAMP_COMMANDS,
+    Ack,
+    BowlOff,
+    Drop,
+    Frame,
+    Heartbeat,
+    Hello,
+    Message,
+    Problem,
+    Result,
+    Source,
+)
 
 _REPORTS: dict[Source, frozenset[type[Message]]] = {
     src: frozenset(cls for owner, cls in REPORT_CODES.values() if owner is src) for src in Source
 }
+#: Forged seqs are FORGED_GAP..FORGED_GAP + FORGED_SPREAD - 1 ahead of the device's next seq (mod the data seqs
+#: 1..255), one after the other: never within FORGED_SPREAD of the numbers the device uses next or used last.
+FORGED_GAP = 128
+FORGED_SPREAD = 64
+#: A type code no message has (docs/dialects/xocdia-bus.md §3).
+UNKNOWN_CODE = 0x7F
+_RESULT, _BOWL_OFF, _DROP, _PROBLEM = CODE_OF[Result], CODE_OF[BowlOff], CODE_OF[Drop], CODE_OF[Problem]
+#: Noise payloads (after ``ADDR TYPE SEQ``) per sender: (type, payload) with a field out of range, and with a field
+#: missing (the lamp sends no report: a NAK). Reports end with the trailer's flags byte (0: no tag, no time).
+_BAD_FIELD: dict[Source, tuple[int, bytes]] = {
+    Source.READER: (_RESULT, b"RRRQ\x00\x00"),
+    Source.BOWL: (_BOWL_OFF, b"\x02\xff\x00"),
+    Source.SHAKER: (_DROP, b"\x09\xff\x00"),
+    Source.CONSOLE: (_PROBLEM, b"\x09\x00"),
+    Source.LAMP: (NAK, b"\x09"),
+}
+_MISSING_FIELD: dict[Source, tuple[int, bytes]] = {
+    Source.READER: (_RESULT, b"RR"),
+    Source.BOWL: (_BOWL_OFF, b"\x01"),
+    Source.SHAKER: (_DROP, b"\x02"),
+    Source.CONSOLE: (_PROBLEM, b""),
+    Source.LAMP: (NAK, b""),
+}
+_FRAMER = CODEC.framer_factory()
+
+
+def noise_frame(kind: NoiseKind, src: Source, seq: int) -> bytes:
+    """The wire bytes (start byte, length, body, CRC-16/MODBUS) of a noise frame of ``kind`` from ``src``'s address
+    numbered ``seq``: its CRC holds, and the bus decoder refuses it (``type`` for :attr:`NoiseKind.UNKNOWN_TYPE`,
+    ``field`` for the others).
+
+    Raises:
+        EncodeError: ``src`` has no bus address, or ``seq`` is not 1..255.
+    """
+    addr = ADDRESS.get(src)
+    if addr is None:
+        raise EncodeError(f"xocdia-bus noise: src must be a device, got {src.value}")
+    if not 1 <= seq <= MAX_SEQ:
+        raise EncodeError(f"xocdia-bus noise: seq must be 1..{MAX_SEQ}, got {seq}")
+    if kind is NoiseKind.UNKNOWN_TYPE:
+        code, payload = UNKNOWN_CODE, b"\x00"
+    else:
+        code, payload = (_BAD_FIELD if kind is NoiseKind.BAD_FIELD else _MISSING_FIELD)[src]
+    return _FRAMER.wrap(CODEC.integrity.seal(bytes((addr, code, seq)) + payload))
 
 
 @dataclass(slots=True)
@@ -49,6 +113,9 @@ class _Unit:
     last_rx: float = 0.0
     next_seq: int = 1
     last_write: Frame | None = None  # the lamp: the last WRITE acted on (its seq and its command)
+    forged: deque[bytes] = field(default_factory=deque)  # forged frames from this device, each one POLL's answer
+    forged_count: int = 0
+    last_forged: int = 0
 
 
 class BusDeviceEnd(DeviceEnd):
@@ -63,6 +130,8 @@ class BusDeviceEnd(DeviceEnd):
         self.opened = False
         self._out = bytearray()
         self._events: list[RoleEvent] = []
+        self._stray: deque[bytes] = deque()  # forged frames from devices not on this line: any POLL's answer
+        self._stray_count = 0
 
     def open(self, now: float) -> None:
         self.opened = True
@@ -135,6 +204,8 @@ class BusDeviceEnd(DeviceEnd):
             flight = unit.flight = _Report(unit.hello)
         elif flight is None and unit.queue:
             flight = unit.flight = unit.queue.popleft()
+        if flight is None or not flight.seq:  # a fresh answer, not an offer again: forged frames may go before it
+            self._put_forged_before(unit)
         if flight is None:
             self._out += CODEC.encode(Frame(0, unit.role, Heartbeat()))
             return
@@ -176,4 +247,55 @@ class BusDeviceEnd(DeviceEnd):
         return events
 
     def pending(self) -> int:
-        return sum(len(u.queue) + (u.flight is not None) for u in self.units.values())
+        """Reports queued or unacknowledged, and forged frames not yet sent."""
+        return len(self._stray) + sum(
+            len(u.queue) + (u.flight is not None) + len(u.forged) for u in self.units.values()
+        )
+
+    # --- forging (harness.wire.dialects.capabilities.Forging) ---------------------------------------------------
+    def forged_seq(self, src: Source) -> int:
+        """The next forged seq for ``src``: :data:`FORGED_GAP` plus 0..:data:`FORGED_SPREAD` - 1 (in turn) ahead of
+        its next own seq, wrapping in 1..255, never the previous forged seq (for a device the line does not carry:
+        ahead of 1)."""
+        unit = self.units.get(src)
+        if unit is None:
+            self._stray_count += 1
+            return (FORGED_GAP + self._stray_count % FORGED_SPREAD - 1) % MAX_SEQ + 1
+        seq = (unit.next_seq - 1 + FORGED_GAP + unit.forged_count % FORGED_SPREAD) % MAX_SEQ + 1
+        if seq == unit.last_forged:
+            seq = seq % MAX_SEQ + 1
+        unit.forged_count += 1
+        unit.last_forged = seq
+        return seq
+
+    def _put_forged_before(self, unit: _Unit) -> None:
+        """Write every forged frame waiting for ``unit``'s answer, and those from devices not on the line."""
+        for waiting in (unit.forged, self._stray):
+            while waiting:
+                self._out += waiting.popleft()
+
+    def _put_forged(self, src: Source, raw: bytes) -> None:
+        unit = self.units.get(src)
+        (self._stray if unit is None else unit.forged).append(raw)
+
+    def forge(self, frame: Frame, now: float) -> int:
+        """Queue ``frame`` as a forged answer (see the module doc), numbered :meth:`forged_seq`. Raises EncodeError
+        (the bus cannot carry it: e.g. a report ``frame.src`` does not send) or ValueError (a control message)."""
+        if frame.message.CONTROL:
+            raise ValueError(f"{frame.message.TYPE} is a control message; a forged frame is a data frame")
+        seq = self.forged_seq(frame.src)
+        self._put_forged(frame.src, CODEC.encode(replace(frame, seq=seq)))
+        return seq
+
+    def noise_kinds(self) -> frozenset[NoiseKind]:
+        """Every kind (:func:`noise_frame`)."""
+        return frozenset(NoiseKind)
+
+    def forge_noise(self, kind: NoiseKind, src: Source, now: float) -> int:
+        """Queue a noise frame (:func:`noise_frame`) from ``src`` as a forged answer, numbered :meth:`forged_seq`.
+        Raises EncodeError (``src`` is not a device)."""
+        if src not in ADDRESS:
+            raise EncodeError(f"xocdia-bus noise: src must be a device, got {src.value}")
+        seq = self.forged_seq(src)
+        self._put_forged(src, noise_frame(kind, src, seq))
+        return seq

@@ -14,7 +14,16 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from harness.wire.dialects.base import DeviceEnd, Dialect, DialectError, EndSettings, FrameCodec, LineSpec, ServerEnd
+from harness.wire.dialects.base import (
+    DeviceEnd,
+    Dialect,
+    DialectError,
+    EndSettings,
+    FrameCodec,
+    LineSpec,
+    ProtocolCapabilities,
+    ServerEnd,
+)
 from harness.wire.dialects.bus.catalogue import ADDRESS, ROLE_AT, Poll
 from harness.wire.dialects.bus.codec import CODEC
 from harness.wire.dialects.bus.devices import BusDeviceEnd
@@ -52,6 +61,9 @@ class BusDialect(Dialect):
     server_keys = ("poll_interval_s", "response_timeout_s", "retries")
 
     golden_file = "protocol/xocdia-bus/golden.jsonl"
+    #: docs/dialects/xocdia-bus.md §3-§4: the trailer's round tag and event time, HELLO, every report with its token
+    #: and reason bytes, OPEN's betting time, round ids as text; no per-token confidence.
+    capabilities = ProtocolCapabilities()
 
     def configure(self, options: Mapping[str, Any]) -> None:
         for key in ("poll_interval_s", "response_timeout_s"):

@@ -23,7 +23,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
-from harness.wire.dialects.base import DeviceEnd, Dialect, DialectError, EndSettings, FrameCodec, LineSpec, ServerEnd
+from harness.wire.dialects.base import (
+    DeviceEnd,
+    Dialect,
+    DialectError,
+    EndSettings,
+    FrameCodec,
+    LineSpec,
+    ProtocolCapabilities,
+    ServerEnd,
+)
 from harness.wire.dialects.jsonl.codec import (
     DEFAULT_MIN_CONFIDENCE,
     golden_frame,
@@ -45,6 +54,16 @@ class JsonlReaderDialect(Dialect):
     carries = frozenset({Source.READER})
     integrity_checked = False  # TCP checks the bytes; the schema is checked strictly instead
     golden_file = "protocol/xocdia-jsonl/golden.jsonl"
+    #: docs/dialects/xocdia-jsonl.md: the reader's round tag, its timestamp ``ts``, its hello and a confidence per
+    #: token. It carries no console, shaker, bowl or lamp: no token sensor, positions, problem reasons or lamp
+    #: commands (the companion's lines carry those, under the companion's own declaration).
+    capabilities = ProtocolCapabilities(
+        token_sensor=False,
+        positions=False,
+        problem_reasons=False,
+        confidence=True,
+        betting_time_on_open=False,
+    )
     defaults: ClassVar[Mapping[str, Any]] = {
         "companion": "xocdia-ascii",
         "companion_options": {},

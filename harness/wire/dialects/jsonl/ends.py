@@ -4,17 +4,23 @@ Guarantees: the reader numbers its data objects once per run (power-up to power-
 hello on every connection and keeps one data object unacknowledged at a time, retransmitting on the timers below; the
 server's end acknowledges every data object, delivers each read once per run (a copy re-sent after a reconnect is
 acknowledged and dropped), sends heartbeats when quiet and reports silence.
+
+The reader's end can forge (:class:`~harness.wire.dialects.capabilities.Forging`): a forged object is written unasked,
+outside the stop and wait, numbered :data:`FORGED_GAP` ahead of the reader's next ``seq`` (a server remembers only the
+last :data:`REMEMBER` numbers of a run, and the reader does not number that many reads in a scenario).
 """
 
 from __future__ import annotations
 
+import json
 import math
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.wire.dialects.base import DeviceEnd, EndSettings, FrameCodec, RoleEvent, ServerEnd, StreamDecoder
+from harness.wire.dialects.capabilities import NoiseKind
 from harness.wire.dialects.jsonl.codec import MAX_SEQ, VERSION
-from harness.wire.frame_errors import NAK_FOR, BadFrame, ErrorReason
+from harness.wire.frame_errors import NAK_FOR, BadFrame, EncodeError, ErrorReason
 from harness.wire.line_events import Delivered, LinkChanged, LinkEvent, Refused, Rejected
 from harness.wire.messages import (
     Ack,
@@ -35,6 +41,22 @@ FAST_RETRIES = 5
 SLOW_RETRY_S = 1.0
 #: Data sequence numbers a server remembers (per line, per run) to suppress duplicates.
 REMEMBER = 64
+#: Forged objects are numbered this far ahead of the reader's next seq (then one more each), wrapping in 1..MAX_SEQ.
+FORGED_GAP = 1_000_000
+
+
+def noise_object(kind: NoiseKind, seq: int) -> bytes:
+    """A line (``\\n`` included) of well-formed JSON from the reader numbered ``seq`` that xocdia-jsonl's schema
+    refuses: an unknown ``type`` (:attr:`NoiseKind.UNKNOWN_TYPE`), a ``result`` whose faces are not R/W/S/U
+    (:attr:`NoiseKind.BAD_FIELD`), a ``result`` without its ``confidence`` (:attr:`NoiseKind.MISSING_FIELD`)."""
+    obj: dict[str, object] = {"v": VERSION, "src": "READER", "type": "result", "seq": seq, "faces": "RRRR"}
+    if kind is NoiseKind.UNKNOWN_TYPE:
+        obj = {"v": VERSION, "src": "READER", "type": "junk", "seq": seq}
+    elif kind is NoiseKind.BAD_FIELD:
+        obj.update(faces="RRRQ", overlap=False, confidence=[1.0, 1.0, 1.0, 1.0])
+    else:
+        obj.update(overlap=False)
+    return json.dumps(obj, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 @dataclass(slots=True)
@@ -76,9 +98,42 @@ class ReaderEnd(DeviceEnd):
         self._last_tx = 0.0
         self._out = bytearray()
         self._events: list[LinkEvent] = []
+        self._forged_count = 0
 
     def _tag(self, events: list[LinkEvent]) -> list[RoleEvent]:
         return [(Source.READER, e) for e in events]
+
+    # --- forging (harness.wire.dialects.capabilities.Forging) ---------------------------------------------------
+    def forged_seq(self) -> int:
+        """The next forged seq: :data:`FORGED_GAP` plus one per forged object so far ahead of the reader's next seq,
+        wrapping in 1..MAX_SEQ."""
+        self._forged_count += 1
+        return (self._next_seq - 1 + FORGED_GAP + self._forged_count - 1) % MAX_SEQ + 1
+
+    def forge(self, frame: Frame, now: float) -> int:
+        """Write ``frame`` unasked, numbered :meth:`forged_seq`; the server's ACK of it is ignored. Raises EncodeError
+        (xocdia-jsonl carries the reader's hello, result and rearranged only) or ValueError (a control message)."""
+        if frame.message.CONTROL:
+            raise ValueError(f"{frame.message.TYPE} is a control message; a forged frame is a data frame")
+        seq = self.forged_seq()
+        raw = self.codec.encode(replace(frame, seq=seq))
+        if self.opened:
+            self._emit(raw, now)
+        return seq
+
+    def noise_kinds(self) -> frozenset[NoiseKind]:
+        """Every kind (:func:`noise_object`)."""
+        return frozenset(NoiseKind)
+
+    def forge_noise(self, kind: NoiseKind, src: Source, now: float) -> int:
+        """Write a noise object (:func:`noise_object`) unasked, numbered :meth:`forged_seq`. Raises EncodeError when
+        ``src`` is not the reader (the only device the dialect carries)."""
+        if src is not Source.READER:
+            raise EncodeError(f"src: xocdia-jsonl carries only READER, not {src.value}")
+        seq = self.forged_seq()
+        if self.opened:
+            self._emit(noise_object(kind, seq), now)
+        return seq
 
     def open(self, now: float) -> None:
         flight, self.inflight = self.inflight, None
