@@ -5,8 +5,8 @@ Feature: Device identity, replayed results, line noise and procedure violations 
   a server with the matching defect (checked against the reference server with the defect planted: one that takes
   the device from the frame's src, that accepts untagged results, that logs every ignored report, that settles on a
   read contradicting the overlapped one, that lets a lift with no BOWL ON before it stand). Not applicable on a
-  bench that forbids faults or, for frames pushed onto another device's line, whose line is a polled bus or speaks
-  a dialogue of its own.
+  bench that forbids faults, on a line whose device end cannot forge frames, or, for a result on another device's
+  line, where that line carries the reader too (one bus for every device).
 
   Background:
     Given player alice has a balance of 10,000
@@ -161,7 +161,9 @@ Feature: Device identity, replayed results, line noise and procedure violations 
 
   @clause:SH-3 @clause:ERR-1 @clause:ERR-2
   Scenario: The server counts the re-shakes itself: past the cap it pauses with no report from the console, and the count starts again at the resume
-    Given in round 1 token 1 is left standing after shake 1
+    Given the table's reshake_count is since_resume
+    And the table's max_reshakes is 3
+    And in round 1 token 1 is left standing after shake 1
     And in round 1 token 1 is left standing after shake 2
     And in round 1 token 1 is left standing after shake 3
     And in round 1 token 1 is left standing after shake 4

@@ -4,10 +4,12 @@ broken device would: as bytes on the device end of the line, encoded by the line
 
 Two ways in, both through the rig's traced device ends (every forged byte is in the serial trace):
 
-- :func:`write_frames`: frames written as bytes on a line, from any device ``src`` (the line carries someone else),
-  numbered from :data:`FORGED_SEQ` so that none can be taken for a retransmission of the line's own frames. Only on
-  a *push* line whose device end is the protocol link (one device per line, it speaks when it wants): on an addressed
-  bus a device answers only its own polls, so nothing can be pushed onto it unasked.
+- :func:`write_frames`: frames put on a line as if any device ``src`` sent them (the line may carry someone else),
+  and noise (:class:`Noise`: frames whose check holds but that the dialect refuses), by the line's device end when
+  it has the capability :class:`~harness.wire.dialects.capabilities.Forging`: the end encodes them in its dialect,
+  numbers them so that none can be taken for a retransmission of the line's own frames, and puts them where its
+  dialogue lets a device speak (a push end writes them unasked; a polled end answers the master's next poll with
+  them). A line whose end lacks the capability cannot be forged on (:func:`forgeable`).
 - :func:`queue_report`: a report queued on the device's *own* end, numbered, acknowledged and retransmitted like
   the table's reports (a device re-sending a buffered read): works on every dialect.
 
@@ -20,22 +22,29 @@ counts, so a server that trusts the frame settles the round on it), :func:`on_ta
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from harness.bench.devices.translate import Report
 from harness.bench.rig import Rig
-from harness.wire.dialects.push import PushDeviceEnd
+from harness.wire.dialects.base import LineSpec
+from harness.wire.dialects.capabilities import Forging, NoiseKind
+from harness.wire.frame_errors import EncodeError
 from harness.wire.messages import Frame, Message, Source
-from harness.wire.text.envelope import crc16
 from simulator.events import BowlLifted, Event
-
-#: The first sequence number of forged frames: far above what a line's own device reaches in a scenario.
-FORGED_SEQ = 60_000
 
 
 class CannotForge(Exception):
     """The bench cannot put this frame on this line; the message says why (for a not-applicable verdict)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Noise:
+    """One noise frame to put on a line: its kind, and the device it claims to come from."""
+
+    kind: NoiseKind
+    src: Source
 
 
 def line_of(rig: Rig, device: str) -> str:
@@ -50,21 +59,41 @@ def line_of(rig: Rig, device: str) -> str:
     raise CannotForge(f"bench {rig.bench.name} has no {device} line")
 
 
-def pushable(rig: Rig, line: str) -> None:
-    """Check that frames can be written onto ``line`` unasked.
+def spec_of(rig: Rig, line: str) -> LineSpec:
+    """The bench's spec of line ``line`` (a name from :func:`line_of`)."""
+    return next(s for s in rig.bench.lines if s.name == line)
+
+
+def forgeable(rig: Rig, line: str) -> Forging:
+    """The device end of ``line``, when it can put frames on the line that its devices did not send.
 
     Raises:
-        CannotForge: the line is an addressed bus or speaks a dialogue of its own (named in the message).
+        CannotForge: the end lacks the :class:`~harness.wire.dialects.capabilities.Forging` capability (the message
+            names the line's dialect and the capability).
     """
-    port = rig.emulated.hub.ports[line]
-    if not isinstance(port.end, PushDeviceEnd):
-        dialect = next(s.dialect for s in rig.bench.lines if s.name == line)
-        why = (
-            "whose devices answer only the server's polls: no frame can be pushed onto it unasked"
-            if dialect.dialogue == "poll"
-            else "whose device numbers its frames in a dialogue of its own: a frame pushed beside them would break it"
+    end = rig.emulated.hub.ports[line].end
+    if not isinstance(end, Forging):
+        raise CannotForge(
+            f"the {line} line speaks {spec_of(rig, line).dialect.name}, whose device end ({type(end).__name__}) "
+            "lacks the capability Forging (harness.wire.dialects.capabilities): no frame it did not send can be "
+            "put on it"
         )
-        raise CannotForge(f"the {line} line speaks {dialect.name}, {why}")
+    return end
+
+
+def expressible(rig: Rig, line: str, frame: Frame) -> bool:
+    """Whether ``line``'s dialect can encode ``frame`` (its sender, message, tag and time), whatever its ``seq``."""
+    try:
+        spec_of(rig, line).dialect.codec().encode(replace(frame, seq=1))
+    except EncodeError:
+        return False
+    return True
+
+
+def noise_kinds(rig: Rig, line: str) -> frozenset[NoiseKind]:
+    """The kinds of noise the device end of ``line`` can make (none when it cannot forge)."""
+    end = rig.emulated.hub.ports[line].end
+    return end.noise_kinds() if isinstance(end, Forging) else frozenset()
 
 
 def current_tag(rig: Rig) -> str | None:
@@ -85,44 +114,34 @@ def device_time(rig: Rig, t: float | None = None) -> int | None:
     return emulated.device_time(rig.now if t is None else t) if emulated.event_times else None
 
 
-def write_frames(rig: Rig, line: str, frames: list[Frame | bytes], first_seq: int = FORGED_SEQ) -> int:
-    """Write ``frames`` on ``line`` as the device end would, in order: a :class:`Frame` is encoded by the line's
-    dialect with sequence number ``first_seq + i`` (its own ``seq`` is ignored); ``bytes`` are written as they are.
-    Returns the next free sequence number.
+def write_frames(rig: Rig, line: str, items: Sequence[Frame | Noise]) -> list[int]:
+    """Put ``items`` on ``line``, in order, through its device end (:func:`forgeable`): a :class:`Frame` as if device
+    ``frame.src`` sent it, with its round tag and event time (its own ``seq`` is ignored), a :class:`Noise` as one
+    noise frame of its kind. The end numbers each (a forged number: never taken for a retransmission or a duplicate of
+    the line's own frames) and puts it where its dialogue lets a device speak (at once on a push line; on a polled
+    bus, as the answer to the next poll: see :class:`~harness.wire.dialects.capabilities.Forging`). A line that is
+    unplugged loses what is written on it now. Returns the sequence numbers the items went out with.
 
     Raises:
-        CannotForge: the line cannot take pushed frames (:func:`pushable`).
-        EncodeError: the dialect cannot express a frame.
-        TransportClosed: the line is unplugged.
+        CannotForge: the line's device end cannot forge (:func:`forgeable`).
+        EncodeError: the dialect cannot express a frame, or has no noise of a kind (:func:`noise_kinds`).
     """
-    pushable(rig, line)
-    spec = next(s for s in rig.bench.lines if s.name == line)
-    codec = spec.dialect.codec()
-    seq = first_seq
-    data = bytearray()
-    for item in frames:
+    end = forgeable(rig, line)
+    now = rig.now
+    seqs = [
+        end.forge(item, now) if isinstance(item, Frame) else end.forge_noise(item.kind, item.src, now) for item in items
+    ]
+    rig.note("harness", "forged frames", f"{len(items)} on the {line} line")
+    for item in items:
         if isinstance(item, Frame):
-            data += codec.encode(Frame(seq, item.src, item.message, round=item.round, at=item.at))
+            faces = str(getattr(item.message, "faces", "") or "")
+            rig.alter("forged", item.src.value, type(item.message).__name__, item.round, faces, line)
         else:
-            data += item
-        seq += 1
-    rig.note("harness", "forged frames", f"{len(frames)} on the {line} line")
-    for frame in frames:
-        if isinstance(frame, Frame):
-            faces = str(getattr(frame.message, "faces", "") or "")
-            rig.alter("forged", frame.src.value, type(frame.message).__name__, frame.round, faces, line)
-        else:
-            rig.alter("forged", "", "bytes", line=line)
-    rig.emulated.hub.ports[line].transport.write(bytes(data))
+            rig.alter("forged", item.src.value, f"noise:{item.kind}", line=line)
+    port = rig.emulated.hub.ports[line]
+    port.dirty = True  # the end has output: the next service writes it
     rig.emulated.wake()
-    return seq
-
-
-def ascii_frame(seq: int, body: str) -> bytes:
-    """A frame of the ASCII protocol (docs/protocol.md §2-§3) around any body, with its valid CRC: for frames the
-    codec would refuse to encode (an unknown type, a bad field)."""
-    raw = f"1 {seq} {body}".encode("ascii")
-    return b"$" + raw + b"*%04X\r\n" % crc16(raw)
+    return seqs
 
 
 def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None, at: int | None = None) -> None:

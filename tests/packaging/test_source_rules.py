@@ -11,6 +11,7 @@ from pathlib import Path
 
 import harness
 import harness.bench.adapters.capabilities as adapter_capabilities
+import harness.wire.dialects.capabilities as dialect_capabilities
 import harness.wire.transports.capabilities as transport_capabilities
 from harness.records import BetResult, RoundStatus
 
@@ -19,7 +20,7 @@ ROOT = Path(harness.__file__).parent
 
 def _capability_members() -> set[str]:
     members: set[str] = set()
-    for module in (adapter_capabilities, transport_capabilities):
+    for module in (adapter_capabilities, transport_capabilities, dialect_capabilities):
         for _, cls in inspect.getmembers(module, inspect.isclass):
             if getattr(cls, "_is_protocol", False) and cls.__module__ == module.__name__:
                 for klass in cls.__mro__:

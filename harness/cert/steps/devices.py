@@ -6,7 +6,8 @@ result, noise, a read that contradicts what the camera saw. Registered by the xo
 Each injection is armed on the running rig and fires when the table lifts the bowl (or reads overlapping tokens) in
 the round opened last: the moment a report decides a round. Forged frames are hostile input, so a bench with
 ``faults_allowed: false`` (a shared staging target) does not get them: the scenario is not applicable there, as it is
-where the line cannot take a pushed frame (an addressed bus).
+where the line's device end cannot forge (it lacks :class:`~harness.wire.dialects.capabilities.Forging`) and, for a
+result on another device's line, where that line carries the reader too (one bus for every device).
 
 The noise check reads two optional members of the server's adapter (the capability
 :class:`~harness.bench.adapters.capabilities.NoiseReporting`, importable here); an adapter without them makes that
@@ -26,6 +27,7 @@ from harness.bench.adapters.capabilities import NoiseReporting as NoiseReporting
 from harness.bench.rig import BenchTimeout, Rig
 from harness.cert.steps.context import CertContext, lose_reports, not_applicable
 from harness.cert.steps.params import FACES, typed
+from harness.wire.dialects.capabilities import NoiseKind
 from harness.wire.messages import (
     BowlOff,
     BowlOn,
@@ -75,9 +77,10 @@ def _rig(cert: CertContext) -> Rig:
 
 
 def _line(rig: Rig, device: str) -> str:
+    """The name of the line that carries ``device``, when its device end can forge (else not applicable)."""
     try:
         name = forge.line_of(rig, device)
-        forge.pushable(rig, name)
+        forge.forgeable(rig, name)
     except forge.CannotForge as exc:
         not_applicable(str(exc))
     return name
@@ -91,20 +94,25 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
     """A valid READER RESULT with these faces, tagged with the current round, is written on another device's line
     when the table sees betting close, and again right after it lifts the bowl (DEV-1): the line's device did not
     make it, so it must not count. The first one arrives before the lift (a server that keeps a read until the
-    bowl is off would apply it at the lift), the second one before the reader's own read.
+    bowl is off would apply it at the lift), the second one before the reader's own read. Not applicable where the
+    device's line carries the reader too (one bus for every device: a result on it is the reader's).
 
     Example: When a READER RESULT of r r r r for this round arrives on the console line after the close
     """
     rig = _rig(cert)
+    if device.upper() == Source.READER.value:
+        raise AssertionError(f"the {device} line is the reader's: name another device's line")
     name = _line(rig, device)
-    if Source.READER in next(s.roles for s in rig.bench.lines if s.name == name):
-        raise AssertionError(f"the {device} line carries the reader: name another device's line")
+    if Source.READER in forge.spec_of(rig, name).roles:
+        not_applicable(
+            f"the {device} line of bench {rig.bench.name} is its {name} line, which carries the reader too: a result "
+            "on it is the reader's"
+        )
     read = Result(result, False)
-    seq = iter(range(forge.FORGED_SEQ, forge.FORGED_SEQ + 2))
 
     def fire() -> None:
         frame = Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
-        forge.write_frames(rig, name, [frame], next(seq))
+        forge.write_frames(rig, name, [frame])
 
     forge.on_table(rig, BettingClosed, fire)
     forge.at_lift(rig, fire)
@@ -124,6 +132,10 @@ def _replay(cert: CertContext, k: int, tagged: bool) -> None:
     read = _earlier_read(cert, rig, k)
     if tagged and not rig.emulated.round_tags:
         not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
+    if tagged:
+        from harness.cert.steps.context import needs
+
+        needs(cert, "round_tags", "the replayed result carries the round it was read in", Source.READER)
     tag = cert.round_id(k) if tagged else None
     message = Result(read.faces, False)
     at = forge.device_time(rig, read.t)  # a replay carries the frame as it was, its event time included
@@ -183,12 +195,16 @@ def result_for_round(cert: CertContext, result: str, k: int) -> None:
     forge.at_lift(rig, fire)
 
 
-def _noise(rig: Rig, name: str) -> tuple[list[Frame | bytes], int]:
-    """One cycle of noise for line ``name``: reports of its own devices for a round not in play, an untagged
-    round-deciding report, a report of another device for the current round, and (ASCII lines) frames with a valid
-    CRC that the protocol refuses (an unknown type, a bad field, a missing field). Returns the frames and how many
-    of them are well formed."""
-    spec = next(s for s in rig.bench.lines if s.name == name)
+def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise], int]:
+    """One cycle of noise for line ``name`` (the line of ``device``): reports of its own devices for a round not in
+    play, an untagged round-deciding report, a report of a device the line does not carry for the current round (each
+    where the line's dialect can express it), then frames with a valid check that the dialect refuses (an unknown
+    type, a bad field, a missing field: those its end can make), claiming to come from ``device``. Returns the items
+    and how many of them (the first ones) are well formed: on a polled line a frame from a device the line does not
+    carry is a reply from an address its master does not poll, an error of the dialogue like the malformed frames
+    (docs/dialects/xocdia-bus.md §6), so it is not among them."""
+    spec = forge.spec_of(rig, name)
+    roles = spec.roles
     now, tag = forge.device_time(rig), forge.current_tag(rig)
     other = _NO_ROUND + (tag or "0")
     own: dict[Source, list[Message]] = {
@@ -197,31 +213,34 @@ def _noise(rig: Rig, name: str) -> tuple[list[Frame | bytes], int]:
         Source.SHAKER: [Drop(DropItem.TOKEN, 1), ShakeStart()],
         Source.CONSOLE: [Problem(ProblemReason.EQUIPMENT)],
     }
-    frames: list[Frame | bytes] = []
-    for role in spec.roles:
+    frames: list[Frame] = []
+    for role in roles:
         for message in own.get(role, []):
             frames.append(Frame(0, role, message, round=other, at=now))
-    if Source.READER in spec.roles:
+    strangers: list[Frame] = []  # reports of a device the line does not carry
+    if Source.READER in roles:
         frames.append(Frame(0, Source.READER, Result("WWWW", False), at=now))  # untagged
-        frames.append(Frame(0, Source.BOWL, BowlOff(True, 2), round=tag, at=now))  # another device's report
+        if Source.BOWL not in roles:
+            strangers.append(Frame(0, Source.BOWL, BowlOff(True, 2), round=tag, at=now))
     else:
-        frames.append(Frame(0, Source.READER, Result("RRRR", False), round=tag, at=now))
-    well_formed = len(frames)
-    if spec.dialect.name == "xocdia-ascii":
-        src = spec.roles[0].value
-        frames += [
-            forge.ascii_frame(forge.FORGED_SEQ, f"{src} JUNK"),
-            forge.ascii_frame(forge.FORGED_SEQ, "READER RESULT faces=RRRQ overlap=0"),
-            forge.ascii_frame(forge.FORGED_SEQ, "BOWL OFF touch=1"),
-        ]
-    return frames, well_formed
+        strangers.append(Frame(0, Source.READER, Result("RRRR", False), round=tag, at=now))
+    if spec.dialect.dialogue != "poll":
+        frames, strangers = frames + strangers, []
+    items: list[Frame | forge.Noise] = [f for f in frames if forge.expressible(rig, name, f)]
+    well_formed = len(items)
+    items += [f for f in strangers if forge.expressible(rig, name, f)]
+    src = Source(device.upper()) if device.upper() in (r.value for r in roles) else roles[0]
+    made = forge.noise_kinds(rig, name)
+    items += [forge.Noise(kind, src) for kind in NoiseKind if kind in made]
+    return items, well_formed
 
 
 @when(parsers.parse("{count:d} noise frames arrive on the {device} line as the bowl comes off"))
 def noise(cert: CertContext, injections: Injections, count: int, device: str) -> None:
     """Frames with a valid check that are irrelevant or malformed, ``count`` of them in one burst, on this line
-    right after the table lifts the bowl (DEV-3): reports for a round not in play, an untagged result, another
-    device's report, and on an ASCII line frames the protocol refuses (unknown type, bad or missing field).
+    right after the table lifts the bowl (DEV-3), in the line's dialect: reports for a round not in play, an untagged
+    result, another device's report, and frames the dialect refuses (unknown type, bad or missing field) where the
+    line's device end can make them.
 
     Example: When 300 noise frames arrive on the reader line as the bowl comes off
     """
@@ -232,22 +251,14 @@ def noise(cert: CertContext, injections: Injections, count: int, device: str) ->
         injections.before = (adapter.ignored_device_frames(), adapter.event_log_size())
 
     def fire() -> None:
-        cycle, well_formed = _noise(rig, name)
-        frames = [cycle[i % len(cycle)] for i in range(count)]
+        cycle, well_formed = _noise(rig, name, device)
+        if not cycle:
+            raise AssertionError(f"the dialect of the {name} line can express none of the noise frames")
+        items = [cycle[i % len(cycle)] for i in range(count)]
         injections.noise = sum(1 for i in range(count) if i % len(cycle) < well_formed)
-        seq = forge.FORGED_SEQ
-        batch: list[Frame | bytes] = []
-        for item in frames:  # raw ASCII frames get the running sequence number too
-            batch.append(item if isinstance(item, Frame) else _renumber(item, seq + len(batch)))
-        forge.write_frames(rig, name, batch, seq)
+        forge.write_frames(rig, name, items)
 
     forge.at_lift(rig, fire)
-
-
-def _renumber(raw: bytes, seq: int) -> bytes:
-    """An ASCII frame from :func:`forge.ascii_frame` with sequence number ``seq`` instead."""
-    body = raw[1 : raw.index(b"*")].decode("ascii")
-    return forge.ascii_frame(seq, body.split(" ", 2)[2])
 
 
 @when(
