@@ -26,7 +26,8 @@ Feature: Unexpected problems (ERR-1..ERR-3)
 
   @clause:ERR-1 @clause:ERR-2 @clause:GP-2
   Scenario: A shake made while the round is paused still counts after the resume
-    Given round 1 lands r w w w
+    Given the table's shakes_during_pause is count
+    And round 1 lands r w w w
     When round 1 opens
     And alice bets 1,000 on one_red
     And the supervisor pauses the round
@@ -64,7 +65,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
   @clause:ERR-1 @clause:ERR-3
   Scenario: A problem at the table just after betting closes: the bowl stays on, the round is cancelled and refunded
     Given round 1 lands r r w w
-    And in round 1 a problem stops the table after 1.03 s and is solved after 5 s
+    And in round 1 a problem stops the table after 1.03 s and outlasts the pause timeout
     When round 1 opens
     And alice bets 1,000 on two_red
     And the round is played to the end
@@ -74,7 +75,7 @@ Feature: Unexpected problems (ERR-1..ERR-3)
 
   @clause:ERR-1 @clause:ERR-3
   Scenario: A problem at the table outlasts the pause limit: the round is cancelled and refunded
-    Given in round 1 a problem stops the table after 0.1 s and is solved after 5 s
+    Given in round 1 a problem stops the table after 0.1 s and outlasts the pause timeout
     When round 1 opens
     And alice bets 1,000 on odd
     And the round is played to the end
@@ -105,7 +106,8 @@ Feature: Unexpected problems (ERR-1..ERR-3)
 
   @clause:ERR-1 @clause:ERR-2
   Scenario: A round paused for want of a result gets the whole time to reveal again when it resumes
-    Given round 1 lands w r r w
+    Given the table's result_timeout_s is at most 5
+    And round 1 lands w r r w
     When round 1 opens
     And alice bets 1,000 on two_red
     And the reader's read of this round is lost
@@ -121,7 +123,9 @@ Feature: Unexpected problems (ERR-1..ERR-3)
 
   @clause:ERR-1 @clause:SH-3
   Scenario: Each re-shake gives the table the whole time to reveal again, counted from the re-shake
-    Given in round 1 token 0 is left standing after shake 1
+    Given the table's result_timeout_s is at least 5
+    And the table's max_reshakes is at least 3
+    And in round 1 token 0 is left standing after shake 1
     And in round 1 token 1 is left standing after shake 2
     And in round 1 token 2 is left standing after shake 3
     And in round 1 shake 4 lands w r r w
@@ -139,7 +143,8 @@ Feature: Unexpected problems (ERR-1..ERR-3)
 
   @clause:ERR-1 @clause:GP-3
   Scenario: A read that reaches the server within its time to reveal settles the round without a pause
-    Given round 1 lands r w r w
+    Given the table's result_timeout_s is at least 5
+    And round 1 lands r w r w
     When round 1 opens
     And alice bets 1,000 on two_red
     And the reader's read of this round is lost
@@ -190,7 +195,8 @@ Feature: Unexpected problems (ERR-1..ERR-3)
   # while the round stands paused: the held read never settles the round.
   @clause:ERR-3 @clause:REF-1
   Scenario: A result pause that is not resolved is cancelled even when the read arrives during the pause
-    Given round 1 lands w r r w
+    Given the table's result_timeout_s is at most 5
+    And round 1 lands w r r w
     When round 1 opens
     And alice bets 1,000 on two_red
     And the reader's read of this round is lost

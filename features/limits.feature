@@ -2,7 +2,9 @@
 Feature: Betting limits (LIM-1..LIM-4)
   A stake above the balance, off the chip unit (100 minor units) or outside the table limits (100 to 1,000,000) is
   refused and changes nothing; a stake of exactly the balance, the minimum or the maximum is accepted; the largest
-  payout is paid in full, in whole minor units.
+  payout is paid in full, in whole minor units. The numbers are the default table's (docs/table-configuration.md):
+  on a bench whose table configuration takes a stake a scenario expects refused, or refuses one it stakes, that
+  scenario is not applicable; the last scenario names its stakes by the bench's own chip unit and limits.
 
   @clause:LIM-1
   Scenario: A stake above the balance is refused and changes nothing; the whole balance may then be staked
@@ -90,4 +92,23 @@ Feature: Betting limits (LIM-1..LIM-4)
     And alice's balance is 15,000,000
     And bob's bet on four_of_a_kind returns 7,500,000
     And bob's balance is 7,500,000
+    And the oracle finds no difference
+
+  # The stakes follow the bench's table configuration (docs/table-configuration.md): the chip unit and the limits are
+  # the certified server's own, so this scenario holds on every table; the ones above use the default table's numbers.
+  @clause:LIM-2 @clause:LIM-3
+  Scenario: The table's own chip unit and limits decide: off the chip, below the minimum or above the maximum is refused
+    Given player alice holds twice the table maximum
+    And round 1 lands r r w w
+    When round 1 opens
+    And alice tries to bet one and a half chips on big
+    Then alice's bet is refused
+    When alice tries to bet the table minimum less one chip on even
+    Then alice's bet is refused
+    When alice tries to bet the table maximum plus one chip on two_red
+    Then alice's bet is refused
+    When alice bets the table minimum on even
+    And alice bets the table maximum on two_red
+    And the round is played to the end
+    Then alice's bet record shows 2 bets
     And the oracle finds no difference

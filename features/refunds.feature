@@ -23,7 +23,7 @@ Feature: Refunds with several players (REF-1)
 
   @clause:REF-1 @clause:ERR-3
   Scenario: A pause outlasts its limit: every player's every bet is refunded once
-    Given in round 1 a problem stops the table after 0.5 s and is solved after 5 s
+    Given in round 1 a problem stops the table after 0.5 s and outlasts the pause timeout
     When round 1 opens
     And alice bets 1,000 on even
     And alice bets 300 on one_red

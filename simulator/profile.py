@@ -28,6 +28,7 @@ class TableSettings:
     round_gap: float  # s between the end of a round and the next opening (clearing the table)
     max_reshakes: int  # re-shakes a round may take (SH-2/SH-3); one more is an unexpected problem (ERR-1)
     pause_timeout: float  # s a pause may last before the round is cancelled (ERR-3)
+    reshake_count: str = "since_resume"  # since_resume: a resume restarts the count; since_open: it does not
 
 
 @dataclass(frozen=True, slots=True)

@@ -141,7 +141,8 @@ class Table:
         assert book.paused_since is not None and book.resumed is not None and book.pause_depth > 0
         self.emit((Resumed, self.env.now, book.round))
         book.pause_depth -= 1
-        book.since_resume = 0
+        if self.profile.table.reshake_count == "since_resume":
+            book.since_resume = 0
         if book.pause_depth == 0:
             book.paused_total += self.env.now - book.paused_since
             book.paused_since = None

@@ -14,8 +14,10 @@ from typing import Any
 
 from harness.errors import InputError
 from harness.files import FIXTURES, Fields, parse_yaml, read_text, shipped_names
+from harness.table_config import TableConfig, TableConfigError, parse_table_config, reference_refusal
 from harness.wire.dialects import DEFAULT_DIALECT, Dialect, DialectError, LineSpec, load_dialect, plan_lines
 from harness.wire.transports.line import DEFAULT_LINE, LineSettings, LineSettingsError
+from harness.wire.transports.listen import LISTEN_FORMS, ListenUrlError, is_listen_url, parse_listen_url
 
 BENCH_DIR = FIXTURES / "benches"
 SERVER_KINDS = ("in-process", "command", "url")
@@ -80,6 +82,9 @@ class Bench:
     #: account holds when a scenario starts; None when the file declares none (the bench or its adapter then
     #: creates each scenario's wallets itself).
     accounts: dict[str, int] | None = None
+    #: ``table``: the server's choices on what the rules leave open (docs/table-configuration.md); the reference
+    #: server's when the file declares none.
+    table: TableConfig = field(default_factory=TableConfig)
 
     @property
     def lines(self) -> list[LineSpec]:
@@ -126,6 +131,7 @@ _TOP = (
     "timing",
     "faults_allowed",
     "accounts",
+    "table",
     "description",
 )
 _SERVER = ("kind", "adapter", "command", "url", "options", "opens_rounds")
@@ -182,9 +188,10 @@ def parse_bench(raw: object, path: Path) -> Bench:
         raise BenchError(f"{path.name}: {exc}") from None
     urls = dev.get("urls", {})
     if not isinstance(urls, dict) or not all(isinstance(v, str) for v in urls.values()):
-        raise c.fail("devices.urls", "must map line names to pyserial URLs", urls)
+        raise c.fail("devices.urls", "must map line names to pyserial URLs or listen://HOST:PORT", urls)
     for name in urls:
         c.choice(name, "devices.urls", names)
+    _listen_urls(c, urls, kind)
     if transport == "url" and set(urls) != set(names):
         raise c.fail("devices.urls", f"must name a URL for every line ({', '.join(names)})", sorted(urls))
     reader_latency = _seconds(c, dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
@@ -203,6 +210,7 @@ def parse_bench(raw: object, path: Path) -> Bench:
     if not isinstance(name, str):
         raise c.fail("name", "must be text", name)
     accounts = _accounts(c, top.get("accounts"), kind)
+    table = _table(path.name, top.get("table"), values["result_timeout_s"], t, kind, adapter)
     return Bench(
         name=name,
         path=path,
@@ -219,7 +227,62 @@ def parse_bench(raw: object, path: Path) -> Bench:
         dialect=dialect,
         dialect_spec=str(dialect_spec),
         accounts=accounts,
+        table=table,
     )
+
+
+def _table(
+    source: str, raw: object, result_timeout_s: float, timing: dict[str, Any], kind: str, adapter: str
+) -> TableConfig:
+    """``table`` (docs/table-configuration.md); its ``result_timeout_s`` defaults to ``timing.result_timeout_s`` and
+    may not be set in both places. On a bench whose server the kit starts with its reference adapter, a choice the
+    reference server cannot make is refused naming the field.
+
+    Raises:
+        BenchError: an invalid ``table`` field, or one the reference server cannot follow.
+    """
+    if isinstance(raw, dict) and "result_timeout_s" in raw and "result_timeout_s" in timing:
+        raise BenchError(f"{source}: table.result_timeout_s: set it here or in timing.result_timeout_s, not both")
+    try:
+        table = parse_table_config(raw, source, result_timeout_s)
+    except TableConfigError as exc:
+        raise BenchError(str(exc)) from None
+    if kind != "url" and adapter == DEFAULT_ADAPTERS[kind]:
+        why = reference_refusal(table)
+        if why:
+            raise BenchError(f"{source}: {why} (server.kind {kind} starts the reference server)")
+    return table
+
+
+_URL_FORMS = f"{LISTEN_FORMS} or a pyserial URL (socket://HOST:PORT, rfc2217://HOST:PORT, /dev/ttyUSB0)"
+
+
+def _listen_urls(c: Fields, urls: dict[str, str], kind: str) -> None:
+    """Check each ``devices.urls`` entry that listens (``listen://HOST:PORT``): a host and a port in range; port 0
+    (any free port) only when ``kind`` is ``command`` (the bench tells the server it starts the port bound); no two
+    lines on the same fixed port of one address (a wildcard address, ``0.0.0.0`` or ``::``, is every address). Other
+    entries are pyserial's to open. Raises BenchError naming ``devices.urls.LINE`` and the allowed forms."""
+    seen: dict[int, list[tuple[str, str]]] = {}
+    for name, url in urls.items():
+        if not is_listen_url(url):
+            continue
+        where = f"devices.urls.{name}"
+        try:
+            address = parse_listen_url(url)
+        except ListenUrlError as exc:
+            raise c.fail(where, f"{exc.why}; must be {_URL_FORMS}", url) from None
+        if address.port == 0 and kind != "command":
+            raise c.fail(
+                where,
+                f"port 0 (any free port) only when server.kind is command (the bench tells the server it starts the "
+                f"port it gets); server.kind {kind}: give the port the server dials, 1-65535",
+                url,
+            )
+        host = address.host.lower()
+        for other_host, other in seen.get(address.port, []) if address.port else []:
+            if host == other_host or {host, other_host} & {"0.0.0.0", "::"}:
+                raise c.fail(where, f"listens on the same address as devices.urls.{other} (one line a port)", url)
+        seen.setdefault(address.port, []).append((host, name))
 
 
 def _accounts(c: Fields, raw: object, kind: str) -> dict[str, int] | None:

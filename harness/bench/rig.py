@@ -6,7 +6,9 @@ server through its adapter; it then lets steps open rounds, place bets, act as s
 and it keeps what the oracle needs (ground truth, the harness's own actions, what the server said).
 
 Round numbers: the lamp device numbers rounds in the order the server opens them (1, 2, ...), whatever ids the
-server uses, so a script for "round 1" applies to the first round a scenario opens.
+server uses, so a script for "round 1" applies to the first round a scenario opens. A round's opening is taken
+from whichever comes first, the lamp's OPEN or the server's report, and the other is reconciled with it when it
+comes (:meth:`Rig._server_opened`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -28,7 +30,7 @@ from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, Bench
 from harness.bench.config import Bench
 from harness.bench.crowd import CrowdForwarder, CrowdTally, seat_wallet
 from harness.bench.devices.emulated import EmulatedTable
-from harness.bench.devices.lamp import OrdinalLampDriver
+from harness.bench.devices.lamp import HeldOpen, OpenVerdict, OrdinalLampDriver
 from harness.bench.round_index import ServerRounds, TableRounds
 from harness.bench.wiring import wire_lines, wrap_device_ends
 from harness.errors import AdapterError
@@ -36,6 +38,7 @@ from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.judge.timeline import Alteration, Kill, Timing
 from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
+from harness.table_config import table_profile
 from harness.wire.messages import Source
 from harness.wire.realtime import SelectEnvironment
 from harness.wire.trace import TraceRecorder, TracingTransport
@@ -101,7 +104,8 @@ class Rig(BenchClock):
     _tmp: tempfile.TemporaryDirectory[str] | None = None
     _server_rounds: ServerRounds = field(default_factory=ServerRounds)
     _table_rounds: TableRounds = field(default_factory=TableRounds)
-    _heard_late: set[str] = field(default_factory=set)  # server-opened rounds whose OPEN the lamp heard too late
+    _passed_over: set[str] = field(default_factory=set)  # server-opened rounds the table does not play (_server_opened)
+    _watching: bool = False  # the watch over the lamp's held OPENs runs (_watch_held)
     _froze_heap: bool = False  # this rig froze the collector's heap (open_round); close unfreezes it
 
     # ------------------------------------------------------------------ building
@@ -119,7 +123,8 @@ class Rig(BenchClock):
         their seat's regular wallets (:func:`~harness.bench.crowd.seat_wallet`; ``players`` must hold them), else
         each under the model's own name. Raises AdapterError, or an InputError (ProfileError, ScriptError, an adapter
         path that does not load) with a message naming what is wrong; nothing is left open on failure."""
-        profile = load_profile(bench.profile)  # validate everything before opening any port
+        # validate everything before opening any port; the table's dealer follows the bench's table configuration
+        profile = table_profile(load_profile(bench.profile), bench.table)
         table_script = Script.from_data(script or [], "scenario script")
         adapter = load_adapter(bench.server.adapter, bench.server.adapter_options())
         tmp = tempfile.TemporaryDirectory(prefix="xocdia-rig-")
@@ -155,9 +160,11 @@ class Rig(BenchClock):
         rig.timing = Timing(
             bench.timing.betting_s,
             profile.table.pause_timeout,
-            bench.timing.result_timeout_s,
+            bench.table.result_timeout_s,
             profile.table.max_reshakes,
             adapter.service_step_s,
+            reshake_count=bench.table.reshake_count,
+            shakes_during_pause=bench.table.shakes_during_pause,
         )
         driver.server_opened = rig._server_opened
         setup = ServerSetup(
@@ -170,9 +177,10 @@ class Rig(BenchClock):
             round_gap_s=bench.timing.round_gap_s,
             pause_timeout_s=profile.table.pause_timeout,
             reshake_cap=profile.table.max_reshakes,
-            result_timeout_s=bench.timing.result_timeout_s,
+            result_timeout_s=bench.table.result_timeout_s,
             heartbeat_s=bench.timing.heartbeat_s,
             auto_open=bench.server.opens_rounds == "server",
+            table=bench.table,
         )
         try:
             adapter.start(setup)
@@ -268,10 +276,14 @@ class Rig(BenchClock):
         """Ask the server to open a round; wait until the server reports it open and (``table_sees``) the
         table's lamp shows betting open. Returns the server's round id. Raises BenchTimeout / AdapterError.
 
+        Either evidence of the opening may come first: the lamp's OPEN (held until the server's report of the
+        opening comes, then shown as of its arrival) or that report (the OPEN is shown when it comes); see
+        :meth:`_server_opened`.
+
         On a bench whose server opens rounds itself (``server.opens_rounds: server``) nothing is asked: the round
         is the next one the server opened since the rig started that no earlier call returned (rounds 1, 2, ...
-        from the first that opened after the scenario started), passing over a round whose OPEN the table's lamp
-        heard too late to play it (:meth:`_server_opened`)."""
+        from the first that opened after the scenario started), passing over a round whose OPEN and opening report
+        came too far apart for the table to play it (:meth:`_server_opened`)."""
         server_opens = self.bench.server.opens_rounds == "server"
         found: list[str] = []
         if server_opens:
@@ -312,9 +324,9 @@ class Rig(BenchClock):
                 break
             assert lamp is not None
             self.run_until(partial(self._lamp_decided, lamp, rid), f"the lamp to show betting open for round {rid}")
-            if rid not in self._heard_late:
+            if rid not in self._passed_over:
                 break
-            self.note("rig", "skip", f"round {rid}: the lamp heard its OPEN too late to play it")
+            self.note("rig", "skip", f"round {rid}: its OPEN and the server's report of it came too far apart to play")
         self.opened.append(rid)
         if len(self.opened) % HEAP_ROUNDS == 0:
             self._freeze_heap()
@@ -331,17 +343,72 @@ class Rig(BenchClock):
         self._froze_heap = True
 
     def _lamp_decided(self, lamp: Lamp, rid: str) -> bool:
-        """The lamp shows betting open for round ``rid``, or passed over its OPEN as heard too late."""
-        return (rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN) or rid in self._heard_late
+        """The lamp shows betting open for round ``rid``, or the rig passed that round over (:meth:`_server_opened`)."""
+        return (rid in self.driver.rounds and lamp.state is LampState.BETTING_OPEN) or rid in self._passed_over
 
     def _opened_before(self, events: list[RoundEvent]) -> set[str]:
-        """The ids of the rounds ``events`` (the cumulative log) reports opened (the rig's own set, kept up to date)."""
-        return self._server_rounds.read_openings(events, self.now)
+        """The ids of the rounds ``events`` (the cumulative log) reports opened (the rig's own set, kept up to date);
+        the lamp's held OPENs are then reconciled with it (:meth:`_reconcile_held`)."""
+        opened = self._server_rounds.read_openings(events, self.now)
+        self._reconcile_held()
+        return opened
 
     def _read_openings(self) -> set[str]:
         """:meth:`_opened_before`, reading only the server's events since the last read. Raises AdapterError."""
         index = self._server_rounds
-        return index.read_new_openings(self.adapter.round_events_since(index.openings_read), self.now)
+        opened = index.read_new_openings(self.adapter.round_events_since(index.openings_read), self.now)
+        self._reconcile_held()
+        return opened
+
+    def _pass_window_s(self) -> float:
+        """On a bench whose server opens rounds itself, how far apart (seconds) a round's OPEN on the lamp line and
+        the rig's first read of the server's report that it opened may come, in either order, for the table to
+        play that round: half of ``timing.betting_s``."""
+        return self.bench.timing.betting_s / 2
+
+    def _hold_until(self, held: HeldOpen) -> float:
+        """Until when (bench time) the lamp holds ``held`` for the server's report of its round's opening: its
+        betting deadline, and on a bench whose server opens rounds itself no later than :meth:`_pass_window_s`
+        after its arrival."""
+        if self.bench.server.opens_rounds != "server":
+            return held.deadline
+        return min(held.deadline, held.at + self._pass_window_s())
+
+    def _reconcile_held(self) -> None:
+        """Settle each OPEN the lamp holds against the server's openings as last read: one whose round the server
+        reported opened is shown as of its arrival (:meth:`OrdinalLampDriver.show_held`) while its hold lasts
+        (:meth:`_hold_until`) and no other command for its round came meanwhile; any other whose round was reported,
+        or whose hold is over, is let go, and on a bench whose server opens rounds itself its round is passed over
+        (:meth:`open_round` never waits for the table to play it). Never raises."""
+        driver = self.driver
+        if not driver.held:
+            return
+        opened, now = self._server_rounds.opened, self.now
+        server_opens = self.bench.server.opens_rounds == "server"
+        for rid, held in list(driver.held.items()):
+            in_time = now <= self._hold_until(held)
+            if rid in opened and in_time and not held.overtaken:
+                driver.show_held(rid)
+            elif rid in opened or not in_time:
+                driver.drop_held(rid)
+                if server_opens and rid not in self.opened:
+                    self._passed_over.add(rid)
+
+    def _watch_held(self) -> Generator[simpy.Event, object, None]:
+        """While the lamp holds an OPEN: every slice (:data:`SLICE_VIRTUAL_S`, :data:`SLICE_REAL_S` in real time),
+        read the server's openings (a failed read is taken as no news) and reconcile the held OPENs with them, so a
+        held OPEN is shown, or let go, within a slice of the report or of its hold's end, whatever step is running.
+        Ends when none is held."""
+        step = SLICE_REAL_S if self.bench.realtime else SLICE_VIRTUAL_S
+        try:
+            while self.driver.held:
+                yield self.env.timeout(step)
+                try:
+                    self._read_openings()
+                except AdapterError:
+                    self._reconcile_held()
+        finally:
+            self._watching = False
 
     def unplug(self, device: str) -> None:
         """Pull the cable of one device line (a fault). Raises ValueError when the bench forbids faults or the
@@ -491,24 +558,42 @@ class Rig(BenchClock):
     def verdict(self) -> Verdict:
         return judge(self.observation())
 
-    def _server_opened(self, round_id: str) -> bool:
-        """Whether the table's lamp takes the OPEN of ``round_id``: the server reported it opened since the rig
-        started (True when it cannot be asked, a server being restarted, so a round is never hidden from the table
-        by a failed read). On a bench whose server opens rounds itself, not when the OPEN reaches the lamp more than
-        half the betting period after the rig first read the opening: the lamp was still working through the
+    def _server_opened(self, round_id: str) -> OpenVerdict:
+        """What the table's lamp does with the OPEN of ``round_id``, a round new to it, arriving now. The server's
+        report of an opening and the OPEN on the lamp line travel apart (an adapter's events may come on another
+        connection), so either may come first, and the rig takes the first and reconciles the other when it comes:
+
+        - the server reported the round opened since the rig started: SHOW (also when the server cannot be asked,
+          one being restarted, so a round is never hidden from the table by a failed read);
+        - not yet: HOLD. The lamp keeps the OPEN (:attr:`OrdinalLampDriver.held`) and the rig watches the server's
+          openings meanwhile (:meth:`_watch_held`); when the report comes within the hold (:meth:`_hold_until`: the
+          OPEN's betting period, and half of ``timing.betting_s`` on a bench whose server opens rounds itself), the
+          OPEN is shown as of its arrival, its betting closing its ``ms`` after it reached the lamp, so the dealer's
+          timing is the server's (:meth:`_reconcile_held`). An OPEN whose round is never reported, left over from
+          before the table was there (a round that opened before the rig started, its OPEN sent again), is let go
+          at the hold's end, and the table never shows that round.
+
+        On a bench whose server opens rounds itself the two must come within :meth:`_pass_window_s` of each other,
+        in either order, or the rig passes over the round (PASS here; :meth:`open_round` skips it): an OPEN that
+        reaches the lamp longer after the rig first read the opening comes from a lamp still working through the
         commands the server queued while no table listened (between scenarios), and the dealer would start that
-        round's shake at its close; the rig passes over such a round (:meth:`open_round`)."""
+        round's shake at its close; a report that comes longer after the OPEN leaves too little of its betting."""
         try:
             opened = self._read_openings()
         except AdapterError:
-            return True
+            return OpenVerdict.PASS if round_id in self._passed_over else OpenVerdict.SHOW
+        if round_id in self._passed_over:  # (reading may have just passed it over: its held OPEN was overtaken)
+            return OpenVerdict.PASS
         if round_id not in opened:
-            return False
-        late = self.now - self._server_rounds.opened_at[round_id] > self.bench.timing.betting_s / 2
+            if not self._watching:
+                self._watching = True
+                self.env.process(self._watch_held())
+            return OpenVerdict.HOLD
+        late = self.now - self._server_rounds.opened_at[round_id] > self._pass_window_s()
         if late and self.bench.server.opens_rounds == "server" and round_id not in self.opened:
-            self._heard_late.add(round_id)
-            return False
-        return True
+            self._passed_over.add(round_id)
+            return OpenVerdict.PASS
+        return OpenVerdict.SHOW
 
     def _judged_events(self) -> list[RoundEvent]:
         """The server's round events the oracle judges: all of them, except, on a bench whose server opens rounds

@@ -398,7 +398,11 @@ class MatrixCollector:
         targets = [d for d in (str(config.getoption("--clause-matrix")), _alluredir(config)) if d]
         if not self.results or not targets:
             return
-        matrix = build_matrix(rule_clauses(), self.results.values())
+        try:  # the table configuration the scenarios followed, listed in the matrix
+            table = load_bench(str(config.getoption("--bench")), config.getoption("--dialect")).table
+        except BenchError:
+            table = None
+        matrix = build_matrix(rule_clauses(), self.results.values(), table)
         for folder in targets:
             path = Path(folder)
             path.mkdir(parents=True, exist_ok=True)

@@ -208,14 +208,17 @@ def run(args: argparse.Namespace) -> int:
             "failures": matrix.get("failures", []),
             "clause_matrix": str(report / "clause-matrix.md"),
             "report": str(html) if html else None,
+            "table_configuration": {r["field"]: r["value"] for r in matrix.get("table", []) if not r["default"]},
             "passed": status == 0,
         }
         print(json.dumps(summary, indent=2))
         return status
     _print_failures(matrix.get("failures", []))
+    changed = [f"{r['field']}={r['value']}" for r in matrix.get("table", []) if not r["default"]]
     print(
         f"clause coverage: {covered}/{len(rules)} clauses of RULES.md checked; "
         f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
+        + (f"; table configuration not the default: {', '.join(changed)}" if changed else "")
     )
     print(f"clause matrix: {report / 'clause-matrix.md'}")
     if html:

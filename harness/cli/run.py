@@ -71,7 +71,9 @@ def _with_profile(bench: Bench, name: str) -> Bench:
         result_timeout_s=max(bench.timing.result_timeout_s, 4 * table.betting_period),
         step_timeout_s=max(bench.timing.step_timeout_s, 10 * table.betting_period + 2 * table.pause_timeout),
     )
-    return replace(bench, profile=name, timing=timing)
+    waits = bench.table.result_timeout_s  # the table configuration's (None: for ever) is what the server is given
+    result = None if waits is None else max(waits, 4 * table.betting_period)
+    return replace(bench, profile=name, timing=timing, table=replace(bench.table, result_timeout_s=result))
 
 
 def run(args: argparse.Namespace) -> int:

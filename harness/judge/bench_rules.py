@@ -27,7 +27,7 @@ from harness.judge.timeline import (
     unshaken_at_close,
 )
 from harness.records import RoundEvent, RoundEventKind, RoundStatus
-from simulator.events import BowlPlaced, Event, Paused, Reshake, ShakeEnded
+from simulator.events import BettingClosed, BowlPlaced, Event, Paused, Reshake, ShakeEnded, ShakeStarted
 
 if TYPE_CHECKING:
     from harness.judge.oracle import Observation
@@ -122,6 +122,32 @@ def adjust(
         exp = out.get(rid)
         if exp is not None and exp.status == RoundStatus.SETTLED:
             out[rid] = replace(exp, corrected=faces)
+    for rid in shaken_only_while_paused(obs, out, pauses):
+        exp = out[rid]
+        out[rid] = ExpectedRound(exp.round, RoundStatus.VOID, "SH-4a", "", exp.reshakes, by="SH-4a")
+    return out
+
+
+def shaken_only_while_paused(
+    obs: Observation, expected: Mapping[str, ExpectedRound], pauses: Mapping[str, Pauses]
+) -> list[str]:
+    """The rounds expected settled whose every shake before the betting close started while the server had the
+    round paused, when the table configuration ignores shakes made during a pause (``Timing.shakes_during_pause``
+    ``ignored``): such a round had no shake of its own (SH-4a). Judged only on a shared clock; empty otherwise."""
+    timing = obs.timing
+    if timing is None or timing.shakes_during_pause != "ignored" or not obs.server_clock_is_sim:
+        return []
+    table = truth_by_round(obs.truth)
+    out: list[str] = []
+    for rid, span in pauses.items():
+        exp = expected.get(rid)
+        if exp is None or exp.status != RoundStatus.SETTLED:
+            continue
+        events = table.get(exp.round, [])
+        close = next((e.t for e in events if isinstance(e, BettingClosed)), float("inf"))
+        starts = [e.t for e in events if isinstance(e, ShakeStarted) and e.t < close]
+        if starts and all(span.covers(t) for t in starts):
+            out.append(rid)
     return out
 
 
@@ -154,6 +180,59 @@ def _reshake_clause(events: Sequence[Event]) -> str:
     return RESHAKE_CLAUSES[reasons[-1]] if reasons else "ERR-1"
 
 
+def check_reshake_cap(obs: Observation, checks: list[Check]) -> tuple[list[Difference], Counter[str]]:
+    """Each re-shake the server asked for past the configured cap (``obs.timing``: ``max_reshakes``, counted as
+    its ``reshake_count`` says, from the server's own RESHAKE, PAUSED and RESUMED events) is followed by a pause
+    before the server asks for another re-shake or settles or voids the round (ERR-1: needing one more re-shake is
+    an unexpected problem). A round the server cancels, or that was in play when the bench killed the server, is not
+    judged here (nothing is settled on it). Nothing is checked when the cap is unknown.
+
+    Guarantees one check of ERR-1 per re-shake past the cap, and a difference for each one not followed by a pause;
+    returns the differences and, by round, how many of the server's pauses followed a re-shake past the cap.
+    """
+    timing = obs.timing
+    cap_paused: Counter[str] = Counter()
+    if timing is None or timing.max_reshakes is None:
+        return [], cap_paused
+    killed = {rid for kill in obs.kills for rid in kill.in_play}
+    counted = "since the round opened" if timing.reshake_count == "since_open" else "since it opened or resumed"
+    state: dict[str, list[int]] = {}  # round -> [re-shakes since open, since resume, paused (0/1), pending re-shake]
+    out: list[Difference] = []
+
+    def judged(rid: str, k: int, ok: bool, actual: str) -> None:
+        what = f"round {rid}: re-shake {k}, past the cap of {timing.max_reshakes} ({counted}), pauses the round"
+        checks.append(Check("ERR-1", what, ok))
+        if not ok:
+            out.append(_difference(rid, "", "ERR-1", f"re-shake {k} past the cap", "a pause after it", actual))
+
+    for event in obs.server_events:
+        rid = event.round_id
+        if rid not in obs.rounds or rid in killed:
+            continue
+        row = state.setdefault(rid, [0, 0, 0, 0])
+        if event.kind == RoundEventKind.RESHAKE:
+            if row[3]:
+                judged(rid, row[3], False, f"re-shake {row[0] + 1} asked for at {event.at:.3f} without a pause")
+                row[3] = 0
+            row[0] += 1
+            row[1] += 1
+            if not row[2] and timing.past_cap(row[0], row[1]):
+                row[3] = row[0]
+        elif event.kind == RoundEventKind.PAUSED:
+            if row[3]:
+                judged(rid, row[3], True, "")
+                cap_paused[rid] += 1
+                row[3] = 0
+            row[2] = 1
+        elif event.kind == RoundEventKind.RESUMED:
+            row[1] = row[2] = 0
+        elif event.ends_round and row[3]:
+            if event.kind != RoundEventKind.CANCELLED:
+                judged(rid, row[3], False, f"round {event.kind} at {event.at:.3f} without a pause")
+            row[3] = 0
+    return out, cap_paused
+
+
 def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
     """Every pause the server made has a cause of its own, a pause never resolved ends cancelled (ERR-3), and on a
     shared clock at the configured pause timeout (:func:`_pause_timeout`).
@@ -162,8 +241,13 @@ def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
     causes: the table's own pauses, the supervisor's pauses, one for a pause the bench's alterations made due
     (:func:`~harness.judge.timeline.pause_cause`), one for a kill while it was in play. A pause beyond them names
     ERR-2 when the round had been resumed before it (the re-shake count starts again at the resume), else the
-    clause of the round's last re-shake (a miscount toward the cap), else ERR-1."""
-    out: list[Difference] = []
+    clause of the round's last re-shake (a miscount toward the cap), else ERR-1. The re-shake cap itself is checked
+    first (:func:`check_reshake_cap`). With re-shakes counted since the round opened (``Timing.reshake_count``),
+    each pause that follows a re-shake past the cap is a cause of its own: the table's pause covers the re-shake it
+    needed, while the server counts that re-shake when its report arrives, which may be after the resume."""
+    out, cap_paused = check_reshake_cap(obs, checks)
+    if obs.timing is None or obs.timing.reshake_count != "since_open":
+        cap_paused.clear()
     if not pauses:
         return out
     lag = service_lag(obs, pauses)
@@ -177,7 +261,7 @@ def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
         if sim is None:
             continue
         events = table.get(sim, [])
-        causes = sum(isinstance(e, Paused) for e in events) + supervised[rid] + killed[rid]
+        causes = sum(isinstance(e, Paused) for e in events) + supervised[rid] + killed[rid] + cap_paused[rid]
         causes += 1 if pause_cause(alts.get(rid, []), _bench_time(obs, span.spans[0][0])) else 0
         for k, (paused, _resumed) in enumerate(span.spans):
             justified = k < causes

@@ -14,6 +14,11 @@ device reports, retries bets. What a correct server must do then is decided here
 - **Altered reports** (:class:`Alteration`): a lost ``BOWL ON`` before the bowl went on makes the round void
   (PROC-2, named SH-4a); a lost shaker ``END`` leaves no complete shake (GP-2, void SH-4a); a lost deciding
   read, or a read that contradicts the faces seen before the spread (PROC-1), justifies a pause.
+- **The re-shake cap** (``Timing.max_reshakes``, counted as ``Timing.reshake_count`` says): a re-shake the server
+  asks for past the cap is an unexpected problem (ERR-1), so the server pauses the round before it asks for another
+  re-shake or ends the round.
+- **Shakes during a pause** (``Timing.shakes_during_pause``: ``ignored``, on a shared clock): a round whose every
+  shake before the close started while the server had it paused had no shake of its own: void SH-4a.
 - **Pauses**: a pause the server makes must have a cause (the table paused, or the bench altered the round's
   reports so that a pause is due); one without is a difference of the clause whose count the server got wrong
   (the round's re-shake clause, SH-2 or SH-3, when the table re-shook, else ERR-1). A pause never resolved (no
@@ -86,13 +91,26 @@ class Alteration:
 
 @dataclass(frozen=True, slots=True)
 class Timing:
-    """The configured timing the server was started with (:class:`~harness.bench.adapters.base.ServerSetup`)."""
+    """The configured timing the server was started with (:class:`~harness.bench.adapters.base.ServerSetup`) and
+    the table configuration's re-shake cap (``docs/table-configuration.md``): ``max_reshakes`` re-shakes a round may
+    take (None: not judged), counted ``since_resume`` (a resume restarts the count) or ``since_open``;
+    ``result_timeout_s`` None: the round waits for the result for ever; ``shakes_during_pause``: whether a shake the
+    table made while the round stood paused counts (``count``) or not (``ignored``)."""
 
     betting_s: float
     pause_timeout_s: float | None = None
     result_timeout_s: float | None = None
     max_reshakes: int | None = None
     service_step_s: float = 0.0  # the step the bench runs the server on (the grid its deadlines fall on)
+    reshake_count: str = "since_resume"
+    shakes_during_pause: str = "count"
+
+    def past_cap(self, count_since_open: int, count_since_resume: int) -> bool:
+        """Whether a re-shake that makes these counts (the round's, and since its last resume) is one past the cap."""
+        if self.max_reshakes is None:
+            return False
+        count = count_since_open if self.reshake_count == "since_open" else count_since_resume
+        return count > self.max_reshakes
 
 
 def lost_result(alterations: Iterable[Alteration], until: float | None = float("inf")) -> bool:

@@ -19,7 +19,8 @@ import simpy
 
 from harness.bench.adapters.capabilities import CrashPoints
 from harness.errors import AdapterError
-from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
+from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, PlayerSpec, RoundEvent
+from harness.table_config import TableConfig, reference_refusal
 from harness.wire.dialects.base import LineSpec
 
 __all__ = [
@@ -45,7 +46,11 @@ class ServerSetup:
     ``dialect.name`` is what a server is told). ``env`` is the bench's SimPy environment (virtual or real time); an
     in-process server runs on it. ``auto_open``: the server opens rounds on its own timer (the bench's
     ``server.opens_rounds: server``) instead of waiting for ``supervise("open")``; an adapter that starts the server
-    configures it so, one attached to a running server takes it as it is.
+    configures it so, one attached to a running server takes it as it is. ``table``: the bench's table configuration
+    (docs/table-configuration.md: chip unit, table limits, re-shake cap and how it counts, timeouts); an adapter that
+    starts its server configures it with what it supports. ``pause_timeout_s``, ``reshake_cap`` and
+    ``result_timeout_s`` are the same choices, resolved (``result_timeout_s`` None: the round waits for the result
+    for ever).
     """
 
     players: tuple[PlayerSpec, ...]
@@ -56,10 +61,34 @@ class ServerSetup:
     round_gap_s: float
     pause_timeout_s: float
     reshake_cap: int
-    result_timeout_s: float
+    result_timeout_s: float | None
     heartbeat_s: float
     lines: Mapping[str, LineSpec] = field(default_factory=dict)
     auto_open: bool = False
+    table: TableConfig = field(default_factory=TableConfig)
+
+    def reference_engine(self) -> dict[str, Any]:
+        """The reference server's engine settings for this setup (docs/server.md): timings, the re-shake cap, the
+        timeouts, the chip unit and the table limits.
+
+        Raises:
+            AdapterError: ``bad_setup`` naming the table field the reference server cannot follow
+                (:func:`harness.table_config.reference_refusal`).
+        """
+        why = reference_refusal(self.table)
+        if why or self.result_timeout_s is None:
+            raise AdapterError("bad_setup", why or "table.result_timeout_s: the reference server cannot wait for ever")
+        return {
+            "betting_s": self.betting_s,
+            "round_gap_s": self.round_gap_s,
+            "auto_open": self.auto_open,
+            "reshake_cap": self.reshake_cap,
+            "pause_timeout_s": self.pause_timeout_s,
+            "result_timeout_s": self.result_timeout_s,
+            "chip_unit": self.table.chip_unit,
+            "min_stake": self.table.min_stake,
+            "max_stake": self.table.max_stake,
+        }
 
 
 class GameServerAdapter(ABC):
@@ -78,6 +107,10 @@ class GameServerAdapter(ABC):
     #: falls due on the server's clock (a close, a pause timeout) is recorded: the judge's tolerance for the
     #: server's deadlines (docs/judge.md). 0 when the server is not stepped by the bench.
     service_step_s: float = 0.0
+    #: The optional bet-record fields (:data:`~harness.records.OPTIONAL_RECORD_FIELDS`: ``balance_before``,
+    #: ``balance_after``) that the server serves in :meth:`bet_record`; those it does not serve are None in every row,
+    #: and the bet record's check (REC-1) compares only the served ones. Default: all of them.
+    bet_record_fields: frozenset[str] = frozenset(OPTIONAL_RECORD_FIELDS)
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         self.options = dict(options)

@@ -30,9 +30,11 @@ PUMP_JOIN_S = 2.0  # at stop: how long to wait for an ended process's stdout rea
 
 def server_config(setup: ServerSetup, tokens: Mapping[str, str], supervisor: str, boss: str) -> dict[str, Any]:
     """The server's config for a bench run: the players with their tokens and opening balances, one supervisor
-    (``supervisor`` with token ``boss``), the bench's timings, and each device line's dialect, roles and options
+    (``supervisor`` with token ``boss``), the bench's timings and table configuration (chip unit, limits, re-shake
+    cap, timeouts: :meth:`ServerSetup.reference_engine`), and each device line's dialect, roles and options
     (docs/server.md, "Device dialects"). Raises ``AdapterError("start_failed")`` naming ``devices.dialect`` and the
-    dialects the server speaks when a line speaks another one (a lab's dialect certifies on the in-process bench)."""
+    dialects the server speaks when a line speaks another one (a lab's dialect certifies on the in-process bench),
+    ``AdapterError("bad_setup")`` naming a table field the reference server cannot follow."""
     for line in setup.lines.values():
         if line.dialect.name not in SERVER_DIALECTS:
             raise AdapterError(
@@ -41,14 +43,7 @@ def server_config(setup: ServerSetup, tokens: Mapping[str, str], supervisor: str
                 f" {line.dialect.name!r} on line {line.name} (a lab's dialect certifies on the in-process bench)",
             )
     config: dict[str, Any] = {
-        "engine": {
-            "betting_s": setup.betting_s,
-            "round_gap_s": setup.round_gap_s,
-            "auto_open": setup.auto_open,
-            "reshake_cap": setup.reshake_cap,
-            "pause_timeout_s": setup.pause_timeout_s,
-            "result_timeout_s": setup.result_timeout_s,
-        },
+        "engine": setup.reference_engine(),
         "players": [{"id": p.player_id, "token": tokens[p.player_id], "balance": p.balance} for p in setup.players],
         "supervisors": [{"id": supervisor, "token": boss}],
         "heartbeat_timeout_s": setup.heartbeat_s,

@@ -4,6 +4,8 @@ which the simulated dealer follows."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from harness.wire.messages import (
     LAMP_COMMANDS,
@@ -17,7 +19,30 @@ from harness.wire.messages import (
 )
 from simulator.lamp import Lamp, LampState
 
-__all__ = ["LAMP_COMMANDS", "LampDriver", "OrdinalLampDriver"]
+__all__ = ["LAMP_COMMANDS", "HeldOpen", "LampDriver", "OpenVerdict", "OrdinalLampDriver"]
+
+
+class OpenVerdict(Enum):
+    """What a lamp with :attr:`LampDriver.opened_rounds_only` does with an OPEN for a round new to it."""
+
+    SHOW = "show"  # show betting open now
+    HOLD = "hold"  # keep it in :attr:`LampDriver.held` until its owner shows it (:meth:`LampDriver.show_held`)
+    PASS = "pass"  # pass it over: the table does not play that round
+
+
+@dataclass(frozen=True, slots=True)
+class HeldOpen:
+    """An OPEN the lamp holds (:attr:`OpenVerdict.HOLD`): ``message``, which reached the lamp at ``at``;
+    ``overtaken``: another command for its round reached the lamp while it was held."""
+
+    message: LampOpen
+    at: float
+    overtaken: bool = False
+
+    @property
+    def deadline(self) -> float:
+        """When its betting closes, counted from its arrival (``at`` plus the OPEN's ``ms``)."""
+        return self.at + self.message.ms / 1000.0
 
 
 class LampDriver:
@@ -27,9 +52,13 @@ class LampDriver:
     other id gets the next unused number, and the mapping is kept in :attr:`rounds`.
 
     With :attr:`opened_rounds_only` a command for a round this lamp never saw open (one left over from an earlier
-    scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing, and so does an
-    OPEN that :meth:`accepts_open` refuses (a round that opened before the table was there, its OPEN sent again):
-    the line has acknowledged it, the table starts clean.
+    scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing, and an OPEN for
+    a round new to it is shown, held or passed over as :meth:`admits_open` says. Passed over (a round that opened
+    before the table was there, its OPEN sent again), it changes nothing: the line has acknowledged it, the table
+    starts clean. Held (the server's report of that round's opening has not come yet), it waits in :attr:`held`,
+    changing nothing, until its owner calls :meth:`show_held` (shown as if it had been shown on arrival) or
+    :meth:`drop_held`; another OPEN for that round meanwhile keeps the first one's arrival, and any other command
+    for it marks it ``overtaken`` and changes nothing.
     """
 
     #: Ignore commands for rounds no OPEN announced to this lamp.
@@ -38,6 +67,7 @@ class LampDriver:
     def __init__(self, lamp: Lamp) -> None:
         self.lamp = lamp
         self.rounds: dict[str, int] = {}
+        self.held: dict[str, HeldOpen] = {}  # OPENs held until the server reports their round opened, by round id
         self._ids: dict[int, str] = {}  # the reverse of ``rounds`` (the last id given a number)
         self._indexed = 0  # how many entries of ``rounds`` ``_ids`` holds
         self._before_pause: tuple[LampState, float | None] | None = None
@@ -57,10 +87,38 @@ class LampDriver:
             self._ids[number] = round_id
             self._indexed += 1
 
-    def accepts_open(self, round_id: str) -> bool:
-        """Whether an OPEN for ``round_id``, new to this lamp, is shown (with :attr:`opened_rounds_only`): here
-        always; a subclass asks the server."""
-        return True
+    def admits_open(self, round_id: str) -> OpenVerdict:
+        """What becomes of an OPEN for ``round_id``, new to this lamp (with :attr:`opened_rounds_only`): here it is
+        always shown; a subclass asks the server. May show held OPENs (:meth:`show_held`) before it returns."""
+        return OpenVerdict.SHOW
+
+    def show_held(self, round_id: str) -> None:
+        """Show the held OPEN of ``round_id`` as if it had been shown when it arrived: its round gets its number
+        now, and betting closes at :attr:`HeldOpen.deadline`. Raises KeyError when no OPEN of that round is held."""
+        held = self.held.pop(round_id)
+        self.lamp.set(LampState.BETTING_OPEN, self.round_no(round_id), held.deadline)
+
+    def drop_held(self, round_id: str) -> HeldOpen | None:
+        """Let go of the held OPEN of ``round_id`` (the lamp never shows it); returns it, None when none was held."""
+        return self.held.pop(round_id, None)
+
+    def _admits(self, message: Message, round_id: str, now: float) -> bool:
+        """Whether ``message``, a command for ``round_id`` (a round new to this lamp), is shown now; holds an OPEN
+        :meth:`admits_open` says to hold, and marks a held OPEN overtaken by any other command for its round."""
+        held = self.held.get(round_id)
+        if not isinstance(message, LampOpen):
+            if held is not None and not held.overtaken:
+                self.held[round_id] = replace(held, overtaken=True)
+            return False
+        verdict = self.admits_open(round_id)
+        if round_id in self.rounds:  # asking showed its held OPEN, from that one's arrival
+            return False
+        if verdict is OpenVerdict.HOLD:
+            if held is None:
+                self.held[round_id] = HeldOpen(message, now)
+            return False
+        self.held.pop(round_id, None)
+        return verdict is OpenVerdict.SHOW
 
     def wire_id(self, number: int) -> str | None:
         """The wire round id the server opened as round ``number`` (None if no OPEN named it); O(1) while
@@ -75,7 +133,7 @@ class LampDriver:
         lamp = self.lamp
         round_id = getattr(message, "round", None)
         new = self.opened_rounds_only and isinstance(round_id, str) and round_id not in self.rounds
-        if new and not (isinstance(message, LampOpen) and self.accepts_open(str(round_id))):
+        if new and not self._admits(message, str(round_id), now):
             return
         if isinstance(message, LampOpen):
             lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + message.ms / 1000.0)
@@ -102,15 +160,16 @@ class LampDriver:
 
 
 class OrdinalLampDriver(LampDriver):
-    """Numbers rounds 1, 2, ... in the order the server's lamp opens them, whatever the server's ids are; commands
-    for rounds it never saw open (left over from an earlier scenario) change nothing, and so does an OPEN for a
-    round the server did not report opened since the rig started (``server_opened``, set by the rig)."""
+    """Numbers rounds 1, 2, ... in the order the lamp shows them open, whatever the server's ids are; commands for
+    rounds it never saw open (left over from an earlier scenario) change nothing. What becomes of an OPEN for a
+    new round is ``server_opened``'s answer (set by the rig: shown when the server reported that round opened since
+    the rig started, held while it has not, passed over when the two came too far apart); without it, shown."""
 
     opened_rounds_only = True
-    server_opened: Callable[[str], bool] | None = None
+    server_opened: Callable[[str], OpenVerdict] | None = None
 
-    def accepts_open(self, round_id: str) -> bool:
-        return self.server_opened is None or self.server_opened(round_id)
+    def admits_open(self, round_id: str) -> OpenVerdict:
+        return OpenVerdict.SHOW if self.server_opened is None else self.server_opened(round_id)
 
     def round_no(self, round_id: str) -> int:
         known = self.rounds.get(round_id)

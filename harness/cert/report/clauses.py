@@ -26,6 +26,7 @@ from pathlib import Path
 
 from harness.errors import InputError
 from harness.files import FIXTURES
+from harness.table_config import FIELDS, TableConfig, non_default
 
 RULES_PATH = FIXTURES / "rules" / "RULES.md"
 _ROW = re.compile(r"^\|\s*([A-Z]+-\d+[a-z]?)\s*\|")
@@ -125,6 +126,17 @@ class Matrix:
     passed: int
     unexercised: tuple[str, ...] = ()
     reached: bool = True  # some scenario reached the server, or none needed it
+    table: TableConfig | None = None  # the bench's table configuration the scenarios followed, when known
+
+    def table_rows(self) -> list[dict[str, object]]:
+        """The table configuration, one row per field in :data:`~harness.table_config.FIELDS` order: its name, value
+        and whether that is the default; empty when the configuration is not known."""
+        if self.table is None:
+            return []
+        changed = non_default(self.table)
+        return [
+            {"field": f.name, "value": getattr(self.table, f.name), "default": f.name not in changed} for f in FIELDS
+        ]
 
     def result(self, clause: str) -> tuple[str, str]:
         """The clause's result and its reason (:func:`clause_result`)."""
@@ -191,6 +203,8 @@ class Matrix:
             "failed": self.failed,
             "reached": self.reached,
         }
+        if self.table is not None:
+            doc["table"] = self.table_rows()
         return json.dumps(doc, indent=2)
 
     def to_markdown(self) -> str:
@@ -217,6 +231,19 @@ class Matrix:
         if self.not_applicable:
             lines += ["", "Scenarios not applicable to this bench:", ""]
             lines += [f"- {r.title} ({', '.join(r.clauses) or 'no clause'}): {r.reason}" for r in self.not_applicable]
+        if self.table is not None:
+            lines += [
+                "",
+                "## Table configuration",
+                "",
+                "The bench's choices on what the rules leave open (docs/table-configuration.md).",
+                "",
+                "| field | value | default |",
+                "|---|---|---|",
+            ]
+            for row in self.table_rows():
+                value = "null" if row["value"] is None else row["value"]
+                lines.append(f"| {row['field']} | {value} | {'yes' if row['default'] else 'no'} |")
         return "\n".join(lines) + "\n"
 
     def summary(self) -> str:
@@ -232,9 +259,10 @@ class Matrix:
         return text
 
 
-def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult]) -> Matrix:
+def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult], table: TableConfig | None = None) -> Matrix:
     """Group scenario results by clause: catalogue clauses first, then any other tagged clause, then the GLI
-    clauses (``GLI 4.16``) scenarios certify. Only catalogue clauses can be uncovered."""
+    clauses (``GLI 4.16``) scenarios certify. Only catalogue clauses can be uncovered. ``table``: the bench's table
+    configuration, listed in the matrix (:meth:`Matrix.table_rows`)."""
     ordered = list(clauses)
     rows: dict[str, list[ScenarioResult]] = {c: [] for c in ordered}
     all_results = list(results)
@@ -251,7 +279,7 @@ def build_matrix(clauses: Iterable[str], results: Iterable[ScenarioResult]) -> M
     passed = sum(r.outcome == "passed" for r in all_results)
     servers = {r.server for r in all_results}
     reached = "reached" in servers or "unreached" not in servers
-    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed, unexercised, reached)
+    return Matrix({c: tuple(r) for c, r in rows.items()}, uncovered, failed, passed, unexercised, reached, table)
 
 
 def matches(expression: str, tags: Iterable[str]) -> bool:

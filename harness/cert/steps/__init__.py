@@ -6,6 +6,7 @@ Step parameters are typed by the kinds of :mod:`harness.cert.steps.params`."""
 STEP_MODULES: tuple[str, ...] = (
     "harness.cert.steps.players",  # the players, their balances and connections
     "harness.cert.steps.table",  # the faces and incidents scripted at the table, and what the table did
+    "harness.cert.steps.configuration",  # the table configuration a scenario declares or follows
     "harness.cert.steps.rounds",  # a round's life, the supervisor's actions, how the server ended each round
     "harness.cert.steps.bets",  # placing bets, refusals, retries and reused client bet ids
     "harness.cert.steps.money",  # returns, results, balances, the bet record, refunds, atomic settlement

@@ -42,6 +42,7 @@ DOC: Path | None = _ROOT / "docs" / "steps.md" if (_ROOT / "pyproject.toml").is_
 TITLES: dict[str, str] = {
     "harness.cert.steps.players": "Players: balances and connections",
     "harness.cert.steps.table": "The table: faces, scripted incidents, what the table did",
+    "harness.cert.steps.configuration": "The table configuration: declared choices, the cap and timeouts followed",
     "harness.cert.steps.rounds": "Rounds: opening, closing, pauses, and how the server ends them",
     "harness.cert.steps.bets": "Bets: placing, refusals, retries and reused bet ids",
     "harness.cert.steps.money": "Money: returns, balances and the bet record",
