@@ -207,7 +207,11 @@ class RoundEvent:
 @dataclass(frozen=True, slots=True)
 class BetRecordRow:
     """One row of a player's bet record (the BETS.csv columns of the shared formats). ``result`` and
-    ``round_status`` are members of :class:`BetResult` and :class:`RoundStatus` when the server used their words."""
+    ``round_status`` are members of :class:`BetResult` and :class:`RoundStatus` when the server used their words.
+
+    ``balance_before`` (the balance just before the stake was taken) and ``balance_after`` (just after the bet's
+    own credit) are None in every row of a server that does not serve them (:data:`OPTIONAL_RECORD_FIELDS`); an
+    adapter declares the ones its server serves, and the bet record's check (REC-1) compares only those."""
 
     bet_id: str
     round_id: str
@@ -218,7 +222,33 @@ class BetRecordRow:
     returned: int
     round_status: RoundStatus | str  # likewise
     outcome: str  # 4 of R/W, or empty
-    balance_before: int
-    balance_after: int
+    balance_before: int | None = None  # None: the server does not serve it
+    balance_after: int | None = None  # likewise
     client_bet_id: str = ""
     reds: int | None = None  # the outcome's number of red faces (0-4); None when the round was not settled
+
+
+#: The fields of a :class:`BetRecordRow` that a server may not serve (None in every row when it does not). A game
+#: server adapter declares those its server serves (``GameServerAdapter.bet_record_fields``; all of them unless it
+#: says otherwise), read through :func:`served_record_fields`.
+OPTIONAL_RECORD_FIELDS: tuple[str, ...] = ("balance_before", "balance_after")
+
+
+def served_record_fields(declared: object, owner: str = "the adapter") -> frozenset[str]:
+    """``declared``, the optional bet-record fields ``owner`` says its server serves, as a set of names from
+    :data:`OPTIONAL_RECORD_FIELDS` (empty: the server serves none of them).
+
+    Raises:
+        ValueError: ``declared`` is a single string or not a collection of strings, or names a field that is not
+            optional; the message names ``owner``'s ``bet_record_fields`` and the allowed values.
+    """
+    allowed = ", ".join(OPTIONAL_RECORD_FIELDS)
+    if isinstance(declared, str | bytes) or not isinstance(declared, frozenset | set | tuple | list):
+        raise ValueError(
+            f"{owner}: bet_record_fields must be a set of field names (allowed: {allowed}; empty for none), "
+            f"got {declared!r}"
+        )
+    unknown = [f for f in declared if f not in OPTIONAL_RECORD_FIELDS]
+    if unknown:
+        raise ValueError(f"{owner}: bet_record_fields names {unknown!r}, not optional fields (allowed: {allowed})")
+    return frozenset(str(f) for f in declared)

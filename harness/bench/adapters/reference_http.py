@@ -43,7 +43,7 @@ from harness.bench.adapters.http_support import code_of, log_end, provision, res
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.adapters.server_process import PUMP_JOIN_S, START_TIMEOUT_S, ServerProcess, server_config
 from harness.errors import AdapterError
-from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent
+from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, PlayerSpec, RoundEvent
 
 HTTP_TIMEOUT_S = 10.0
 SUPERVISOR = "bench-supervisor"
@@ -58,6 +58,8 @@ class HttpAdapter(GameServerAdapter):
     log. Started by it, the server can be killed and restarted (:attr:`can_restart`); attached by ``url``, it is
     taken as up from :meth:`start` to :meth:`stop` and never killed.
     """
+
+    bet_record_fields = frozenset(OPTIONAL_RECORD_FIELDS)  # GET /v1/players/{id}/bets serves both balances
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)

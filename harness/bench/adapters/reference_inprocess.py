@@ -40,7 +40,7 @@ from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
-from harness.records import BetRecordRow, BetReply, DeviceRole, RoundEvent
+from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, DeviceRole, RoundEvent
 from harness.wire.transports.base import Transport, TransportClosed
 
 __all__ = ["EARLY_S", "SERVICE_S", "InProcessAdapter", "ServerPort"]
@@ -67,6 +67,7 @@ class InProcessAdapter(GameServerAdapter):
 
     clock_is_sim_time = True  # the engine's clock is ``env.now``
     service_step_s = SERVICE_S  # its lines are serviced, and the engine ticked, on this grid
+    bet_record_fields = frozenset(OPTIONAL_RECORD_FIELDS)  # GET /v1/players/{id}/bets serves both balances
 
     def __init__(self, options: Mapping[str, Any]) -> None:
         super().__init__(options)
@@ -96,14 +97,10 @@ class InProcessAdapter(GameServerAdapter):
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
         env = self._env = setup.env
-        config = EngineConfig(
-            betting_s=setup.betting_s,
-            round_gap_s=setup.round_gap_s,
-            auto_open=setup.auto_open,
-            reshake_cap=setup.reshake_cap,
-            pause_timeout_s=setup.pause_timeout_s,
-            result_timeout_s=setup.result_timeout_s,
-        )
+        try:
+            config = EngineConfig(**setup.reference_engine())
+        except ValueError as exc:  # a choice the engine refuses (docs/table-configuration.md)
+            raise AdapterError("bad_setup", f"table: {exc}") from None
         if self._ledger_kind == "sqlite":
             self._ledger_path = setup.workdir / "ledger.sqlite"
             self._ledger = self._open_ledger()

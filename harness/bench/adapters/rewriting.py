@@ -75,6 +75,7 @@ class RewritingAdapter(GameServerAdapter):
         passed = {k: v for k, v in options.items() if k not in _OWN}
         self.inner = _inner_adapter(options.get("inner"), passed)
         self.clock_is_sim_time = self.inner.clock_is_sim_time
+        self.bet_record_fields = self.inner.bet_record_fields
         self.events: EventRewrite | None = _hook(options.get("events"), "events")
         self.replies: ReplyRewrite | None = _hook(options.get("replies"), "replies")
         self.records: RecordRewrite | None = _hook(options.get("records"), "records")
