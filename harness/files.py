@@ -17,7 +17,8 @@ What ships with the package is found here and only here: :data:`FIXTURES` (bench
 rules, protocol vectors), :data:`FEATURES` (the certification suite) and :data:`DOCS` (the user documentation) are
 the data packages ``xocdia_hil_fixtures``, ``xocdia_hil_features`` and ``xocdia_hil_docs`` (the repository's
 ``fixtures/``, ``features/`` and ``docs/``, mapped by ``setup.py``), located with
-:mod:`importlib.resources`, so a wheel and an editable install read the same files.
+:mod:`importlib.resources`, so a wheel and an editable install read the same files. :func:`examples_folder` finds
+the worked examples (``xocdia_hil_examples``, the repository's ``examples/``) the same way.
 """
 
 from __future__ import annotations
@@ -51,6 +52,19 @@ def shipped_folder(package: str) -> Path:
 FIXTURES = shipped_folder("xocdia_hil_fixtures")
 FEATURES = shipped_folder("xocdia_hil_features")
 DOCS = shipped_folder("xocdia_hil_docs")
+
+
+def examples_folder() -> Path:
+    """The worked examples (the data package ``xocdia_hil_examples``, the repository's ``examples/``), one folder
+    each; located when asked, so an install without them still imports this module.
+
+    Raises:
+        ModuleNotFoundError: the package is not installed (an install from an old build: reinstall the package).
+        NotADirectoryError: it is installed but not as files on disk.
+    """
+    return shipped_folder("xocdia_hil_examples")
+
+
 PROFILE_DIR = FIXTURES / "profiles"
 SCHEDULE_DIR = FIXTURES / "faults"
 

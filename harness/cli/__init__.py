@@ -43,6 +43,7 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.init",
     "harness.cli.fixtures",
     "harness.cli.docs",
+    "harness.cli.examples",
     "harness.cli.bench",
 )
 

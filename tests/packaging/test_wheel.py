@@ -1,9 +1,10 @@
 """The wheel is the product: built once from this tree, installed by pip into fresh venvs outside the clone (no
 system or development site-packages; the dependencies come from the configured package index), it works as a lab
 uses it. With ``[certify]``: every command's ``--help``, ``init`` then ``certify --bench in-process`` on every
-clause with its HTML report, the shipped data by name, the shipped docs, the step catalogue printed without writing
-into the package, and the pytest plugin only in the runs that ask for it. With the base install alone: every
-command's ``--help``, the commands that need no extra, and the one-line ``pip install`` message from those that do.
+clause with its HTML report, the shipped data by name, the shipped docs, the examples listed and copied out, the
+step catalogue printed without writing into the package, and the pytest plugin only in the runs that ask for it.
+With the base install alone: every command's ``--help``, the commands that need no extra, and the one-line ``pip
+install`` message from those that do.
 The CI templates' install steps run as written, with the wheel as their install source.
 
 The wheel and the two venvs are made once per test session, shared by xdist workers (:func:`_once`).
@@ -37,6 +38,7 @@ SOURCES = (
     "fixtures",
     "features",
     "docs",
+    "examples",
     "pyproject.toml",
     "setup.py",
     "README.md",
@@ -212,6 +214,31 @@ def test_the_docs_and_the_step_catalogue_from_the_installed_wheel(venv: Path, tm
     assert after == before  # nothing written into the installed package
     _run([str(venv / "python"), "-m", "harness.cert.steps.docgen", "--out", "steps.md"], tmp_path)
     assert (tmp_path / "steps.md").read_text(encoding="utf-8") == steps
+
+
+def test_the_examples_from_the_installed_wheel_are_listed_and_copied_out(venv: Path, tmp_path: Path) -> None:
+    """Every folder of this tree's ``examples/`` is listed from the installed package, and one copied out holds
+    exactly the tree's files of it, byte for byte."""
+    xocdia = str(venv / "xocdia-hil")
+    tree = REPO / "examples"
+    folders = sorted(p.name for p in tree.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    listed = json.loads(_run([xocdia, "examples", "--json"], tmp_path).stdout)
+    assert [e["name"] for e in listed] == folders and {"lab", "acme_dialect"} <= set(folders)
+    assert all(e["path"].startswith(str(venv.parent)) for e in listed), listed
+    assert {e["name"]: e["about"] for e in listed}["lab"] == "A lab's kit, tried end to end"
+    files = sorted(
+        str(p.relative_to(tree / "lab"))
+        for p in (tree / "lab").rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    )
+    copied = json.loads(_run([xocdia, "examples", "lab", "--to", "kit", "--json"], tmp_path).stdout)
+    assert copied["files"] == files and "lab_adapter.py" in files, copied
+    on_disk = sorted(str(p.relative_to(tmp_path / "kit")) for p in (tmp_path / "kit").rglob("*") if p.is_file())
+    assert on_disk == files
+    for rel in files:
+        assert (tmp_path / "kit" / rel).read_bytes() == (tree / "lab" / rel).read_bytes(), rel
+    again = _run([xocdia, "examples", "lab", "--to", "kit"], tmp_path, expect=2)
+    assert again.stderr.count("\n") == 1 and "not an empty folder" in again.stderr, again.stderr
 
 
 def test_the_pytest_plugin_loads_only_where_it_is_asked_for(venv: Path, tmp_path: Path) -> None:
