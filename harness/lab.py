@@ -49,7 +49,7 @@ from harness.wire.dialects import (
     load_dialect,
 )
 from harness.wire.dialects.ascii import AsciiBodyMap
-from harness.wire.dialects.base import RoleEvent, StreamDecoder
+from harness.wire.dialects.base import ProtocolCapabilities, RoleEvent, StreamDecoder
 from harness.wire.dialects.parts import (
     Crc16CcittFalse,
     Crc16Modbus,
@@ -166,6 +166,7 @@ __all__ = [
     "Pluggable",
     "Problem",
     "ProblemReason",
+    "ProtocolCapabilities",
     "PushDialect",
     "ReaderRearranged",
     "Reassembled",

@@ -75,6 +75,7 @@ PINNED = sorted(
         "Pluggable",
         "Problem",
         "ProblemReason",
+        "ProtocolCapabilities",
         "PushDialect",
         "ReaderRearranged",
         "Reassembled",
