@@ -156,7 +156,7 @@ def serve(args: argparse.Namespace) -> int:
                 ports, submit, config.heartbeat_timeout_s, trace, event_clock=time.time,
                 accept_untagged=config.accept_untagged, incident=incident, dialects=dialects,
                 roles=config.device_roles, reopen=lambda name: open_serial(name, devices[name]),
-                options=config.device_options, failed=failed, recovered=recovered,
+                options=config.device_options, failed=failed, recovered=recovered, untagged=config.device_untagged,
             )  # fmt: skip
         except LineConfigError as exc:
             raise StartError(str(exc)) from None

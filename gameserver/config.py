@@ -15,9 +15,11 @@ players:           # wallets opened (once) with this balance; the token authenti
   - {id: alice, token: alice-secret, balance: 100000}
 supervisors:
   - {id: pit-boss, token: boss-secret}
-devices:           # NAME: pyserial URL, or {url, dialect, roles, options}; --device NAME=URL adds/overrides the URL
+devices:           # NAME: pyserial URL, or {url, dialect, roles, options, untagged_reports}
+                   # (--device NAME=URL adds/overrides the URL)
   bowl: /dev/ttyUSB0
   bus: {url: /dev/ttyUSB1, dialect: xocdia-bus, roles: [SHAKER, CONSOLE], options: {poll_interval_s: 0.05}}
+  reader: {url: /dev/ttyUSB2, untagged_reports: accept}   # this line's devices send no round tags
 dialect: xocdia-ascii     # the default device dialect (docs/server.md, "Device dialects"); --dialect overrides
 heartbeat_timeout_s: 3.0
 untagged_reports: refuse  # accept: 1.0 compatibility, untagged results and lifts count (docs/protocol.md §7)
@@ -71,6 +73,7 @@ class ServerConfig:
     device_dialects: dict[str, str] = field(default_factory=dict)  # per line, overriding ``dialect``
     device_roles: dict[str, tuple[str, ...]] = field(default_factory=dict)  # the devices a line carries
     device_options: dict[str, dict[str, float]] = field(default_factory=dict)  # a line's dialect options, as given
+    device_untagged: dict[str, bool] = field(default_factory=dict)  # per line, overriding ``accept_untagged``
     http: HttpLimits = field(default_factory=HttpLimits)
     trace_max_bytes: int = DEFAULT_MAX_BYTES  # the serial trace's file is rotated at this size
     trace_keep: int = DEFAULT_KEEP  # rotated trace files kept
@@ -132,15 +135,24 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
     dialects: dict[str, str] = {}
     roles: dict[str, tuple[str, ...]] = {}
     options: dict[str, dict[str, float]] = {}
+    untagged_lines: dict[str, bool] = {}
     for name, entry in devices.items():
         where = f"{source}.devices.{name}"
         if isinstance(entry, dict):
-            unknown = sorted(set(entry) - {"url", "dialect", "roles", "options"})
+            unknown = sorted(set(entry) - {"url", "dialect", "roles", "options", "untagged_reports"})
             _need(
                 not unknown,
                 f"{where}.{unknown[0] if unknown else ''}",
-                "unknown key; allowed: url, dialect, roles, options",
+                "unknown key; allowed: url, dialect, roles, options, untagged_reports",
             )
+            if "untagged_reports" in entry:
+                line_untagged = entry["untagged_reports"]
+                _need(
+                    line_untagged in ("refuse", "accept"),
+                    f"{where}.untagged_reports",
+                    "refuse or accept (default: the top-level untagged_reports)",
+                )
+                untagged_lines[str(name)] = line_untagged == "accept"
             url = entry.get("url")
             if "dialect" in entry:
                 _need(entry["dialect"] in DIALECTS, f"{where}.dialect", f"one of {', '.join(DIALECTS)}")
@@ -174,8 +186,8 @@ def parse_config(raw: object, source: str = "config") -> ServerConfig:
     http = _http(raw.get("http") or {}, f"{source}.http")
     trace_max, trace_keep = _trace(raw.get("trace") or {}, f"{source}.trace")
     return ServerConfig(
-        engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles, options, http,
-        trace_max, trace_keep,
+        engine, wallets, tokens, devs, float(hb), untagged == "accept", str(dialect), dialects, roles, options,
+        untagged_lines, http, trace_max, trace_keep,
     )  # fmt: skip
 
 

@@ -22,6 +22,7 @@ from gameserver.device_clock import DeviceClock
 from gameserver.dialects import DEFAULT, DIALECTS, LineConfigError, ServerLine, line_options, line_roles, make_line
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.line_guard import LineGuard
+from gameserver.mqtt_line import MqttLine, MqttLineError, is_mqtt_url
 from gameserver.protocol import BadFrame, Frame, encode
 
 _LampCmd = tuple[str, tuple[tuple[str, str], ...]]
@@ -53,7 +54,13 @@ class DeviceError(Exception):
 
 def open_serial(name: str, url: str) -> DevicePort:
     """Open a pyserial URL (a device path, ``socket://``, ``rfc2217://``, ``loop://`` ...) at 115200 8N1,
-    no flow control, with a 50 ms read timeout. Raises DeviceError naming the device and URL."""
+    no flow control, with a 50 ms read timeout; an ``mqtt://HOST:PORT/ROOT`` URL is a line on an MQTT broker
+    (:mod:`gameserver.mqtt_line`, the ``mqtt`` extra). Raises DeviceError naming the device and URL."""
+    if is_mqtt_url(url):
+        try:
+            return MqttLine(name, url)
+        except MqttLineError as exc:
+            raise DeviceError(f"cannot open device {name} at {url!r}: {exc}") from None
     try:
         port: DevicePort = serial.serial_for_url(
             url, baudrate=115200, bytesize=8, parity="N", stopbits=1, timeout=0.05, write_timeout=1.0
@@ -155,7 +162,9 @@ class DeviceGateway:
     Each line's :class:`~gameserver.line_guard.LineGuard` decides which frames may become reports: a frame from
     a device other than the line's, or an untagged round-deciding report (unless ``accept_untagged``), is
     acknowledged, traced (``dir`` ``reject``, the reason in ``note``), counted in :meth:`status` and never
-    submitted; ``incident`` is told of the ones worth an event (bounded per line)."""
+    submitted; ``incident`` is told of the ones worth an event (bounded per line). ``untagged`` overrides
+    ``accept_untagged`` per line (a line whose devices send no round tags accepts their untagged reports while the
+    others refuse them)."""
 
     def __init__(
         self,
@@ -173,6 +182,7 @@ class DeviceGateway:
         options: dict[str, dict[str, float]] | None = None,
         failed: Callable[[str, str], None] | None = None,
         recovered: Callable[[str], None] | None = None,
+        untagged: dict[str, bool] | None = None,
     ) -> None:
         """``clock`` (monotonic) times the links, the trace and each line's device clock; ``event_clock`` is the
         engine's clock, in which reports' ``happened_at`` are given (default: ``clock``). The device clocks
@@ -208,7 +218,7 @@ class DeviceGateway:
         self._event_clock = event_clock
         self._lamp: dict[str, queue.SimpleQueue[_LampCmd]] = {n: queue.SimpleQueue() for n in ports}
         self.links: dict[str, ServerLine] = {}
-        self.guards = {n: LineGuard(n, accept_untagged, self._roles[n]) for n in ports}
+        self.guards = {n: LineGuard(n, (untagged or {}).get(n, accept_untagged), self._roles[n]) for n in ports}
         self._incident = incident
         self._reopen = reopen
         self._running = False

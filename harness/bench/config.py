@@ -18,6 +18,7 @@ from harness.table_config import TableConfig, TableConfigError, parse_table_conf
 from harness.wire.dialects import DEFAULT_DIALECT, Dialect, DialectError, LineSpec, load_dialect, plan_lines
 from harness.wire.transports.line import DEFAULT_LINE, LineSettings, LineSettingsError
 from harness.wire.transports.listen import LISTEN_FORMS, ListenUrlError, is_listen_url, parse_listen_url
+from harness.wire.transports.mqtt import MQTT_FORMS, MqttUrlError, is_mqtt_url, parse_mqtt_url, require_mqtt
 
 BENCH_DIR = FIXTURES / "benches"
 SERVER_KINDS = ("in-process", "command", "url")
@@ -188,10 +189,12 @@ def parse_bench(raw: object, path: Path) -> Bench:
         raise BenchError(f"{path.name}: {exc}") from None
     urls = dev.get("urls", {})
     if not isinstance(urls, dict) or not all(isinstance(v, str) for v in urls.values()):
-        raise c.fail("devices.urls", "must map line names to pyserial URLs or listen://HOST:PORT", urls)
+        allowed = "must map line names to pyserial URLs, listen://HOST:PORT or mqtt://HOST:PORT/PREFIX"
+        raise c.fail("devices.urls", allowed, urls)
     for name in urls:
         c.choice(name, "devices.urls", names)
     _listen_urls(c, urls, kind)
+    _mqtt_urls(c, urls)
     if transport == "url" and set(urls) != set(names):
         raise c.fail("devices.urls", f"must name a URL for every line ({', '.join(names)})", sorted(urls))
     reader_latency = _seconds(c, dev.get("reader_latency_s", 0.0), "devices.reader_latency_s", 0.0, 10.0)
@@ -283,6 +286,24 @@ def _listen_urls(c: Fields, urls: dict[str, str], kind: str) -> None:
             if host == other_host or {host, other_host} & {"0.0.0.0", "::"}:
                 raise c.fail(where, f"listens on the same address as devices.urls.{other} (one line a port)", url)
         seen.setdefault(address.port, []).append((host, name))
+
+
+def _mqtt_urls(c: Fields, urls: dict[str, str]) -> None:
+    """Check each ``devices.urls`` entry on an MQTT broker (``mqtt://HOST:PORT/PREFIX``): a host, a port in 1-65535
+    and a topic prefix without wildcards or empty levels; and that the MQTT client is installed.
+
+    Raises:
+        BenchError: a malformed entry, naming ``devices.urls.LINE`` and the form allowed.
+        MissingExtra: paho-mqtt is not installed (the message names the field and ``xocdia-hil[mqtt]``).
+    """
+    for name, url in urls.items():
+        if not is_mqtt_url(url):
+            continue
+        try:
+            parse_mqtt_url(url)
+        except MqttUrlError as exc:
+            raise c.fail(f"devices.urls.{name}", f"{exc.why}; must be {MQTT_FORMS}", url) from None
+        require_mqtt(f"{c.source}: devices.urls.{name} ({url})")
 
 
 def _accounts(c: Fields, raw: object, kind: str) -> dict[str, int] | None:

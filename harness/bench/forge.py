@@ -10,8 +10,14 @@ Two ways in, both through the rig's traced device ends (every forged byte is in 
   numbers them so that none can be taken for a retransmission of the line's own frames, and puts them where its
   dialogue lets a device speak (a push end writes them unasked; a polled end answers the master's next poll with
   them). A line whose end lacks the capability cannot be forged on (:func:`forgeable`).
+- :func:`write_in_reply`: on a polled bus, a frame put in another device's reply, under that device's address
+  (the capability :class:`~harness.wire.dialects.capabilities.AddressForging`).
 - :func:`queue_report`: a report queued on the device's *own* end, numbered, acknowledged and retransmitted like
   the table's reports (a device re-sending a buffered read): works on every dialect.
+
+Faults of the link itself, made by the device's own end in its dialect: :func:`flip_check` (one bit of the next
+report's integrity check), :func:`lose_ack` (the acknowledgement of its next report of a kind), :func:`number_last`
+(its numbering moved on to the wrap), and :func:`silence` (its line quiet for good, no error).
 
 :class:`MissedReport` (:func:`miss`) makes a device miss one kind of fact for a round: the table did it, the server
 never hears of it (a bowl sensor that did not see the bowl put on).
@@ -28,8 +34,18 @@ from typing import Protocol
 
 from harness.bench.devices.translate import Report
 from harness.bench.rig import Rig
-from harness.wire.dialects.base import LineSpec
-from harness.wire.dialects.capabilities import Forging, NoiseKind
+from harness.wire.dialects.base import DeviceEnd, LineSpec, RoleEvent
+from harness.wire.dialects.capabilities import (
+    AckLosing,
+    AddressForging,
+    CheckFlip,
+    CheckFlipping,
+    Forging,
+    LostAck,
+    Muting,
+    NoiseKind,
+    Renumbering,
+)
 from harness.wire.frame_errors import EncodeError
 from harness.wire.messages import Frame, Message, Source
 from simulator.events import BowlLifted, Event
@@ -144,6 +160,46 @@ def write_frames(rig: Rig, line: str, items: Sequence[Frame | Noise]) -> list[in
     return seqs
 
 
+def address_forgeable(rig: Rig, line: str) -> AddressForging:
+    """The device end of ``line``, when it can put a frame in another device's reply (a polled bus).
+
+    Raises:
+        CannotForge: the end lacks :class:`~harness.wire.dialects.capabilities.AddressForging` (the message names
+            the line's dialect and the capability).
+    """
+    end = rig.emulated.hub.ports[line].end
+    if not isinstance(end, AddressForging):
+        raise CannotForge(
+            f"the {line} line speaks {spec_of(rig, line).dialect.name}, whose device end ({type(end).__name__}) "
+            "lacks the capability AddressForging (harness.wire.dialects.capabilities): no frame can be put in "
+            "another device's reply"
+        )
+    return end
+
+
+def write_in_reply(rig: Rig, line: str, via: Source, frame: Frame) -> int:
+    """Put ``frame`` (a report of device ``frame.src``) on ``line`` in device ``via``'s next reply, under ``via``'s
+    address (:class:`~harness.wire.dialects.capabilities.AddressForging`): what a device that claims another's report
+    sends on a polled bus. Returns the sequence number it went out with.
+
+    Raises:
+        CannotForge: the line's device end lacks the capability, or the line does not carry ``via``.
+        EncodeError: the dialect cannot express the frame's message.
+    """
+    end = address_forgeable(rig, line)
+    if via not in spec_of(rig, line).roles:
+        raise CannotForge(f"the {line} line does not carry the {via.value.lower()}")
+    seq = end.forge_at(frame, via, rig.now)
+    rig.note("harness", "forged frames", f"1 in the {via.value} reply on the {line} line")
+    faces = str(getattr(frame.message, "faces", "") or "")
+    # on a bus, a device's own "line" is its address: the alteration names the slot the frame was put in
+    rig.alter("forged", frame.src.value, type(frame.message).__name__, frame.round, faces, f"{line}@{via.value}")
+    port = rig.emulated.hub.ports[line]
+    port.dirty = True
+    rig.emulated.wake()
+    return seq
+
+
 def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None, at: int | None = None) -> None:
     """Queue ``message`` on device ``src``'s own line, with this round tag and event time, as the device would send
     it (numbered, acknowledged, retransmitted).
@@ -157,6 +213,150 @@ def queue_report(rig: Rig, src: Source, message: Message, round_tag: str | None,
     rig.note("harness", "queued report", f"{src.value} {type(message).__name__} round={round_tag} at={at}")
     rig.alter("queued", src.value, type(message).__name__, round_tag, str(getattr(message, "faces", "") or ""))
     hub.send(src, message, rig.now, round_tag, at)
+    rig.emulated.wake()
+
+
+def _own_end(rig: Rig, src: Source) -> tuple[str, DeviceEnd]:
+    """The line carrying device ``src`` and its device end. Raises CannotForge: the bench has no such device."""
+    port = rig.emulated.hub.roles.get(src)
+    if port is None:
+        raise CannotForge(f"bench {rig.bench.name} has no {src.value} device")
+    return port.name, port.end
+
+
+def _lacks(rig: Rig, line: str, end: DeviceEnd, capability: str, what: str) -> CannotForge:
+    return CannotForge(
+        f"the {line} line speaks {spec_of(rig, line).dialect.name}, whose device end ({type(end).__name__}) lacks "
+        f"the capability {capability} (harness.wire.dialects.capabilities): {what}"
+    )
+
+
+def flip_check(rig: Rig, src: Source) -> None:
+    """Device ``src``'s next report goes out once with one bit of its integrity check flipped, its body intact
+    (:class:`~harness.wire.dialects.capabilities.CheckFlipping`); the device sends it again, intact, as its dialogue
+    says when the far end does not take it.
+
+    Raises:
+        CannotForge: no such device, its line's dialect has no integrity check, or its end lacks the capability.
+    """
+    line, end = _own_end(rig, src)
+    dialect = spec_of(rig, line).dialect
+    if not dialect.integrity_checked:
+        raise CannotForge(f"the {line} line speaks {dialect.name}, whose frames carry no integrity check")
+    if not isinstance(end, CheckFlipping):
+        raise _lacks(rig, line, end, "CheckFlipping", "no frame's check can be damaged")
+    try:
+        end.flip_check(src)
+    except ValueError as exc:
+        raise CannotForge(f"the {line} line: {exc}") from None
+    rig.note("harness", "check flipped", f"the {src.value}'s next report, once, on the {line} line")
+
+
+def check_flips(rig: Rig, src: Source) -> tuple[CheckFlip, ...]:
+    """The reports of device ``src`` sent damaged so far (:func:`flip_check`), in order (none: nothing armed)."""
+    _line, end = _own_end(rig, src)
+    return tuple(f for f in end.check_flips() if f.src is src) if isinstance(end, CheckFlipping) else ()
+
+
+def lose_ack(rig: Rig, src: Source, kind: type[Message]) -> None:
+    """The first acknowledgement of device ``src``'s next ``kind`` report is lost on the way to the device
+    (:class:`~harness.wire.dialects.capabilities.AckLosing`): the device sends the report again, same number and
+    same bytes, and the server must take the copy for a duplicate.
+
+    Raises:
+        CannotForge: no such device, or its line's end lacks the capability or expects no acknowledgement.
+    """
+    line, end = _own_end(rig, src)
+    if not isinstance(end, AckLosing):
+        raise _lacks(rig, line, end, "AckLosing", "no acknowledgement can be lost")
+    try:
+        end.lose_ack(src, kind)
+    except ValueError as exc:
+        raise CannotForge(f"the {line} line: {exc}") from None
+    rig.note("harness", "acknowledgement lost", f"of the {src.value}'s next {kind.__name__}, on the {line} line")
+
+
+def acks_lost(rig: Rig, src: Source) -> tuple[LostAck, ...]:
+    """The acknowledgements of device ``src``'s reports lost so far (:func:`lose_ack`), in order."""
+    _line, end = _own_end(rig, src)
+    return tuple(a for a in end.acks_lost() if a.src is src) if isinstance(end, AckLosing) else ()
+
+
+def number_last(rig: Rig, src: Source) -> tuple[int, int]:
+    """Device ``src``'s next report gets the last number of its line's sequence space, the one after it the first
+    (:class:`~harness.wire.dialects.capabilities.Renumbering`). Returns (last, first).
+
+    Raises:
+        CannotForge: no such device, or its line's end lacks the capability.
+    """
+    line, end = _own_end(rig, src)
+    if not isinstance(end, Renumbering):
+        raise _lacks(rig, line, end, "Renumbering", "its numbering cannot be moved on to the wrap")
+    last, first = end.number_last(src)
+    rig.note("harness", "numbering moved", f"the {src.value}'s next report is {last}, then {first}, on {line}")
+    return last, first
+
+
+class _Silenced(DeviceEnd):
+    """A device end gone mute: it runs as ``inner`` does, hearing the far end, but every byte it would put on the line
+    is dropped (bytes already written are on the wire). No error, no close: the port stays open and quiet."""
+
+    def __init__(self, inner: DeviceEnd) -> None:
+        self.inner = inner
+        self.roles = inner.roles
+
+    def open(self, now: float) -> None:
+        self.inner.open(now)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        self.inner.send(src, message, now, round, at)
+
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        return self.inner.receive(data, now)
+
+    def poll(self, now: float) -> list[RoleEvent]:
+        return self.inner.poll(now)
+
+    def next_deadline(self) -> float | None:
+        return self.inner.next_deadline()
+
+    def take_output(self) -> bytes:
+        self.inner.take_output()  # dropped: nothing reaches the line
+        return b""
+
+    def take_events(self) -> list[RoleEvent]:
+        return self.inner.take_events()
+
+    def pending(self) -> int:
+        return self.inner.pending()
+
+
+def silence(rig: Rig, src: Source, began: Callable[[float], None] | None = None) -> None:
+    """From now on device ``src``'s line is quiet for the rest of the rig's run, the port open and no error raised:
+    what only the server's silence limit can tell. A line that carries ``src`` alone puts no more byte on the wire (no
+    heartbeat, no reply, no report); on a line shared with other devices (a bus) ``src`` stops answering (its end's
+    :class:`~harness.wire.dialects.capabilities.Muting`) and the others go on. Recorded for the judge (kind
+    ``silenced``: a pause of the round from then on has this cause); ``began`` is called with the bench time.
+
+    Raises:
+        CannotForge: no such device, or a shared line whose end cannot mute one device.
+    """
+    line, end = _own_end(rig, src)
+    port = rig.emulated.hub.ports[line]
+    if len(port.roles) > 1:
+        if not isinstance(end, Muting):
+            raise _lacks(rig, line, end, "Muting", f"the {src.value.lower()} cannot go silent alone on a shared line")
+        end.mute(src)
+    elif not isinstance(end, _Silenced):
+        port.end = _Silenced(end)
+    rig.note("harness", "line silent", f"the {src.value} on the {line} line puts no byte on the wire from now on")
+    rig.alter("silenced", src.value, "", line=line)
+    if began is not None:
+        began(rig.now)
+    port.dirty = True
     rig.emulated.wake()
 
 

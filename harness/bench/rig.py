@@ -9,6 +9,12 @@ Round numbers: the lamp device numbers rounds in the order the server opens them
 server uses, so a script for "round 1" applies to the first round a scenario opens. A round's opening is taken
 from whichever comes first, the lamp's OPEN or the server's report, and the other is reconciled with it when it
 comes (:meth:`Rig._server_opened`).
+
+What the table's devices send follows the declaration of each line's dialect
+(:class:`~harness.wire.dialects.base.ProtocolCapabilities`): no round tags or event times where a line declares
+none, and so on (:mod:`harness.bench.devices.declared`); a lamp whose line carries no betting time on OPEN shows
+betting open until the server's CLOSE, announcing the bench's ``timing.betting_s`` as its close. Round ids are the
+server's, text or numeric (up to 2³²−1): the rig only ever keys on them as strings.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any, Self
 import simpy
 
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.capabilities import Principals
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, BenchTimeout
 from harness.bench.config import Bench
@@ -150,9 +157,10 @@ class Rig(BenchClock):
             env=env,
             players=bench.players if crowd is None else crowd,
             script=table_script,
+            until_close_s=bench.timing.betting_s,
         )
         assert emulated.lamp is not None
-        driver = OrdinalLampDriver(emulated.lamp)
+        driver = OrdinalLampDriver(emulated.lamp, emulated.lamp_until_close_s)
         emulated.driver = driver
         rig = cls(bench, env, emulated, adapter, recorder, dict(players), workdir, driver, lines, _tmp=tmp)
         rig.serial_ports = serial_ports
@@ -549,6 +557,7 @@ class Rig(BenchClock):
             supervisor_paused=tuple(self.paused),
             reader_line=self.observation_reader_line(),
             disconnects=tuple(self.disconnects),
+            access=tuple(self.adapter.access_log) if isinstance(self.adapter, Principals) else (),
         )
 
     def observation_reader_line(self) -> str:

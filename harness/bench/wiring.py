@@ -17,6 +17,7 @@ from harness.wire.transports.base import Relay, Transport, TransportClosed
 from harness.wire.transports.faults import FaultRates, FaultyTransport
 from harness.wire.transports.listen import ListenPort, is_listen_url, parse_listen_url
 from harness.wire.transports.memory import memory_pipe
+from harness.wire.transports.mqtt import MqttPort, is_mqtt_url
 from harness.wire.transports.netserver import SerialServer
 from harness.wire.transports.paced import pace_lines
 from harness.wire.transports.pty import PtyPort
@@ -52,12 +53,17 @@ def wire_lines(bench: Bench, plan: list[LineSpec], workdir: Path) -> tuple[dict[
 def _url_line(name: str, url: str) -> tuple[Transport, str]:
     """The device end of a ``url`` bench's line and what the server opens: for ``listen://HOST:PORT`` a TCP server
     bound there (:class:`~harness.wire.transports.listen.ListenPort`) and ``socket://HOST:PORT`` with the port bound
-    (port 0: the one chosen), else the pyserial URL or path the device end dials or opens, and the same URL. Raises
-    TransportClosed when it cannot be opened or bound."""
+    (port 0: the one chosen), for ``mqtt://HOST:PORT/PREFIX`` an MQTT client on the line's topics
+    (:class:`~harness.wire.transports.mqtt.MqttPort`) and ``mqtt://HOST:PORT/PREFIX/LINE``, else the pyserial URL or
+    path the device end dials or opens, and the same URL. Raises TransportClosed when it cannot be opened, bound or
+    connected."""
     if is_listen_url(url):
         address = parse_listen_url(url)  # validated with the bench file
         port = ListenPort(name, address.host, address.port)
         return port, port.address
+    if is_mqtt_url(url):  # the line's topics under the prefix; the server opens mqtt://HOST:PORT/PREFIX/LINE
+        mqtt = MqttPort(name, url)
+        return mqtt, mqtt.address
     return SerialUrl(name, url), url
 
 

@@ -4,13 +4,16 @@ checked before anything runs on it.
     xocdia-hil bench check bench.yaml
 
 It loads the bench file and its adapter class, reaches the server (a URL answers HTTP; a command is found), opens every
-device line (a pyserial URL opens; a ``listen://`` address can be bound, and is released; a pty pair can be made), lists
-what the adapter can optionally do (its capabilities, docs/adapters.md), and, on a bench that declares an account pool
-(``accounts``, docs/benches.md), checks that the pool opens every player of the selected scenarios with the balance the
-scenario gives it (``Given player X has a balance of N``). Every problem is one line, ``bench NAME: WHAT: PROBLEM``, and
-the exit status is 2 when there is any (0 otherwise); the checks run side by side, each within ``--timeout`` seconds, so
-a bench whose server is down is reported in a few seconds. ``xocdia-hil certify`` runs the same checks first and runs no
-scenario on a bench that fails them.
+device line (a pyserial URL opens; a ``listen://`` address can be bound, and is released; an ``mqtt://`` broker takes
+the line, which is disconnected again; a pty pair can be made), on a bench whose server is attached by URL reads what
+identifies itself at the far end of each ``url`` line (the server's HELLO, within ``--timeout``: a line that stays
+silent, or whose far end identifies as a device, is a problem; a dialect that declares no ``identities`` is said to),
+lists what the adapter can optionally do (its capabilities, docs/adapters.md), and, on a bench that declares an account
+pool (``accounts``, docs/benches.md), checks that the pool opens every player of the selected scenarios with the
+balance the scenario gives it (``Given player X has a balance of N``). Every problem is one line,
+``bench NAME: WHAT: PROBLEM``, and the exit status is 2 when there is any (0 otherwise); the checks run side by side,
+each within ``--timeout`` seconds, so a bench whose server is down is reported in a few seconds. ``xocdia-hil
+certify`` runs the same checks first and runs no scenario on a bench that fails them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import os
 import re
 import shutil
 import sys
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -40,8 +44,12 @@ from harness.cert.report.clauses import matches
 from harness.cli.common import CliError, add_dialect_option
 from harness.errors import InputError
 from harness.files import FEATURES
+from harness.wire.dialects.base import LineSpec
+from harness.wire.frame_errors import BadFrame
+from harness.wire.messages import Hello, Source
 from harness.wire.transports.base import TransportClosed
 from harness.wire.transports.listen import ListenPort, is_listen_url, parse_listen_url
+from harness.wire.transports.mqtt import MqttPort, is_mqtt_url
 
 #: Seconds each check may take (the server's answer, a line's opening) before it is a problem.
 DEFAULT_TIMEOUT_S = 3.0
@@ -62,6 +70,9 @@ class BenchCheck:
     #: the bench has no account pool to check (the bench or its adapter creates every scenario's wallets).
     accounts: str = ""
     accounts_checked: bool = False
+    #: On a bench whose server is attached by URL and whose lines are ``url`` lines: per line, what identified
+    #: itself at the far end (the server's HELLO: unit and firmware), or that the line's dialect declares none.
+    identities: list[str] = field(default_factory=list)
 
     @property
     def ready(self) -> bool:
@@ -109,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
                     "checked": result.checked,
                     "capabilities": result.capabilities,
                     "accounts": {"checked": result.accounts_checked, "what": result.accounts},
+                    "identities": result.identities,
                 },
                 indent=2,
             )
@@ -116,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return 0 if result.ready else 2
     for line in result.checked:
         print(f"ok: {line}")
+    for line in result.identities:
+        print(line)
     print(f"adapter capabilities: {', '.join(result.capabilities) or 'none beyond the interface'}")
     print(result.accounts)
     for problem in result.problems:
@@ -164,9 +178,24 @@ def check_bench(
     elif bench.server.kind == "command":
         checks[f"server command {bench.server.command[0]}"] = lambda: _find_command(bench.server.command[0])
     for line in bench.lines:
+        url = bench.device_urls.get(line.name, "")
+        if bench.transport == "url" and bench.server.kind == "url" and not is_mqtt_url(url):
+            # the server runs: its end of each line answers
+            if line.dialect.capabilities.identities:
+                checks[f"line {line.name} ({url})"] = lambda line=line, url=url: _read_identity(  # type: ignore[misc]
+                    line, url, timeout_s, result.identities
+                )
+                continue
+            result.identities.append(
+                f"line {line.name}: dialect {line.dialect.name} declares no identities (no HELLO): only opened"
+            )
         if bench.transport == "url" and is_listen_url(bench.device_urls[line.name]):
             url = bench.device_urls[line.name]
             checks[f"line {line.name} ({url})"] = lambda url=url: _bind_listen(url)  # type: ignore[misc]
+        elif bench.transport == "url" and is_mqtt_url(bench.device_urls[line.name]):
+            url = bench.device_urls[line.name]
+            check = _reach_broker(line.name, url, timeout_s)
+            checks[f"line {line.name} ({url})"] = check
         elif bench.transport == "url":
             url = bench.device_urls[line.name]
             checks[f"line {line.name} ({url})"] = lambda url=url: _open_serial(url, timeout_s)  # type: ignore[misc]
@@ -188,6 +217,8 @@ def check_bench(
         else:
             result.checked.append(what)
     pool.shutdown(wait=False, cancel_futures=True)  # a check stuck past its time is left to end on its own
+    order = {f"line {line.name}:": i for i, line in enumerate(bench.lines)}
+    result.identities.sort(key=lambda text: order.get(text.split(" ", 2)[0] + " " + text.split(" ", 2)[1], 0))
     result.problems += pool_problems
     return result
 
@@ -262,6 +293,120 @@ def _bind_listen(url: str) -> str:
         why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
         return f"cannot listen on {address.hostport} ({why})"
     return ""
+
+
+def _reach_broker(line: str, url: str, timeout_s: float) -> Callable[[], str]:
+    """A check that gives ``""`` when the line's ``mqtt://`` broker takes the line (connects and subscribes it
+    within ``timeout_s``; then it disconnects at once); else the problem in one line, e.g. ``cannot reach the MQTT
+    broker at 127.0.0.1:1883 (Connection refused)``."""
+
+    def check() -> str:
+        try:
+            MqttPort(line, url, connect_timeout_s=timeout_s).close()
+        except TransportClosed as exc:
+            return str(exc).removeprefix(f"{line}: ")
+        return ""
+
+    return check
+
+
+class _Line:
+    """One ``url`` line opened at the bench's device end for :func:`_read_identity`: dialled (a pyserial URL) or
+    listened on (``listen://``, the server dials it); :meth:`read` returns what arrived within a short wait."""
+
+    def __init__(self, name: str, url: str, timeout_s: float) -> None:
+        self.listen: ListenPort | None = None
+        self.port: Any = None
+        if is_listen_url(url):
+            address = parse_listen_url(url)
+            self.listen = ListenPort(name, address.host, address.port)  # TransportClosed: cannot bind
+        else:
+            import serial
+
+            self.port = serial.serial_for_url(url, timeout=0.05, write_timeout=timeout_s, do_not_open=True)
+            self.port.open()
+
+    @property
+    def connected(self) -> bool:
+        return self.listen is None or self.listen.connected
+
+    def read(self, now: float) -> bytes:
+        if self.listen is not None:
+            self.listen.tick(now)
+            return self.listen.read(0.05) if self.listen.connected else b""
+        return bytes(self.port.read(4096))
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            if self.listen is not None:
+                self.listen.close()
+            if self.port is not None:
+                self.port.close()
+
+
+def _read_identity(line: LineSpec, url: str, timeout_s: float, found: list[str]) -> str:
+    """Open ``line`` at the bench's device end (dial its pyserial URL, or listen on its ``listen://`` address and
+    wait for the server to dial) and read, for up to ``timeout_s`` seconds and without answering, what its far end
+    sends, decoded in the line's dialect. The far end must be the game server's end of the line: its HELLO
+    (``SRV-unit``, protocol, firmware) is appended to ``found``; a server end that speaks only other frames (the polls
+    of a bus master, heartbeats) is appended as such. Returns ``""`` then; otherwise the problem: the line does not
+    open, no server dialled, nothing (or nothing but bytes that are no frame of the dialect) came, or the far end
+    identifies as a device (a HELLO from ``BOWL-...``: the URL reaches another device end, not the server)."""
+    try:
+        opened = _Line(line.name, url, timeout_s)
+    except TransportClosed as exc:
+        cause = exc.__cause__
+        why = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(exc)
+        return f"cannot listen on {url.removeprefix('listen://')} ({why})"
+    except Exception as exc:  # pyserial's SerialException, OSError, ValueError: any failure to open is the answer
+        return f"cannot open ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    decoder = line.dialect.codec().decoder()
+    spoke: list[str] = []
+    bad: list[BadFrame] = []
+    deadline = time.monotonic() + timeout_s
+    connected = False
+    try:
+        while (now := time.monotonic()) < deadline:
+            try:
+                data = opened.read(now)
+            except (TransportClosed, OSError) as exc:
+                return f"the far end closed the line before it identified itself ({exc})"
+            connected = connected or opened.connected
+            for item in decoder.feed(data) if data else []:
+                if isinstance(item, BadFrame):
+                    bad.append(item)
+                    continue
+                message = item.message
+                if isinstance(message, Hello) and item.src is Source.SERVER:
+                    found.append(
+                        f"line {line.name}: the server's end identified itself: {message.id}"
+                        f" (protocol {message.proto}, firmware {message.fw})"
+                    )
+                    return ""
+                if isinstance(message, Hello):
+                    return (
+                        f"the far end identifies as {message.id} (firmware {message.fw}), a {item.src.value} device,"
+                        " not the game server's end of the line"
+                    )
+                if item.src is Source.SERVER and message.TYPE not in spoke:
+                    spoke.append(message.TYPE)
+            if spoke and time.monotonic() >= deadline - timeout_s / 2:
+                break  # the server's end speaks; give its HELLO half the time, not all of it
+    finally:
+        opened.close()
+    if spoke:
+        found.append(
+            f"line {line.name}: the server's end answers ({', '.join(spoke)}) but sent no HELLO within {timeout_s:g} s"
+        )
+        return ""
+    if not connected:
+        return f"no connection from the server within {timeout_s:g} s"
+    if bad:
+        return (
+            f"the far end sent {sum(len(b.raw) for b in bad)} bytes that are no {line.dialect.name} frame"
+            f" ({bad[0].reason.value}: {bad[0].detail}) and no HELLO within {timeout_s:g} s"
+        )
+    return f"the far end said nothing within {timeout_s:g} s (no HELLO: is the server's end of this line open?)"
 
 
 def _open_pty() -> str:

@@ -4,6 +4,10 @@ coverage, and exit non-zero on any failed scenario or (for a full run) any claus
 The report folder receives ``allure-results/`` (every step, the serial traces, the oracle's verdicts),
 ``clause-matrix.json``, ``clause-matrix.md`` and ``index.html``, the offline HTML report of the run (the built-in
 renderer, :func:`harness.cert.report.page.render_page`; ``make report`` can build Allure 3's instead).
+
+Before any scenario runs it prints the installed suite version and, where the workspace pins an older one
+(``xocdia-hil.yaml``), one warning per changelog entry since the pin that touches the run
+(:func:`harness.cert.suite_version.suite_notice`).
 """
 
 from __future__ import annotations
@@ -23,8 +27,9 @@ import harness.cert.steps
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.config import Bench, load_bench
 from harness.cert.gherkin_lint import lint_folders
-from harness.cert.report.clauses import matches, rule_clauses, rule_texts
+from harness.cert.report.clauses import CATALOGUE_NAMES, matches, rule_clauses, rule_texts
 from harness.cert.report.page import render_page
+from harness.cert.suite_version import installed_version, read_pin, suite_notice
 from harness.cli.bench import balances_needed, check_bench
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
@@ -135,6 +140,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
     workers = _workers(args.workers, bench)
     features = None if not args.features or FEATURES in folders else folders  # None: the full suite runs
+    own = [folder for folder in folders if folder != FEATURES]
+    for line in suite_notice(read_pin(Path.cwd()), own, args.tags, shipped=features is None):
+        print(f"xocdia-hil certify: {line}", file=sys.stderr if args.json else sys.stdout, flush=True)
     report = Path(args.report)
     # a run that stops early never leaves an old summary or page behind
     for stale in ("clause-matrix.json", "clause-matrix.md", "index.html"):
@@ -208,6 +216,7 @@ def run(args: argparse.Namespace) -> int:
             "failures": matrix.get("failures", []),
             "clause_matrix": str(report / "clause-matrix.md"),
             "report": str(html) if html else None,
+            "suite": str(installed_version()),
             "table_configuration": {r["field"]: r["value"] for r in matrix.get("table", []) if not r["default"]},
             "passed": status == 0,
         }
@@ -216,7 +225,7 @@ def run(args: argparse.Namespace) -> int:
     _print_failures(matrix.get("failures", []))
     changed = [f"{r['field']}={r['value']}" for r in matrix.get("table", []) if not r["default"]]
     print(
-        f"clause coverage: {covered}/{len(rules)} clauses of RULES.md checked; "
+        f"clause coverage: {covered}/{len(rules)} clauses of {CATALOGUE_NAMES} checked; "
         f"scenarios passed {matrix['passed']}, failed {matrix['failed']}"
         + (f"; table configuration not the default: {', '.join(changed)}" if changed else "")
     )
@@ -260,7 +269,7 @@ def _print_failures(failures: list[dict[str, Any]]) -> None:
         clauses = failure.get("failed_clauses") or []
         print(f"FAILED {failure['scenario']} ({failure.get('where') or failure['nodeid']})")
         for clause in clauses:
-            print(f"  [{clause}] {texts.get(clause, '(not a clause of RULES.md)')}")
+            print(f"  [{clause}] {texts.get(clause, f'(not a clause of {CATALOGUE_NAMES})')}")
         if not clauses:
             print("  (failed outside any clause check: see pytest's report above)")
 

@@ -4,7 +4,9 @@
 
 The workspace holds a commented bench file for the lab's staging server (``bench.yaml``), an adapter skeleton
 implementing the adapter interface with TODOs (``lab_adapter.py``), a ``features/`` folder with one example scenario
-written with the shipped steps, CI templates for GitHub Actions, GitLab CI and Jenkins (``ci/``) and a README.
+written with the shipped steps, CI templates for GitHub Actions, GitLab CI and Jenkins (``ci/``), a README, and
+``xocdia-hil.yaml``, which pins the installed suite version (``suite: "X.Y"``): a certify run in the workspace then
+warns of every change a newer suite makes to what the lab runs (``features/CHANGELOG.md``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from harness.cert.suite_version import WORKSPACE_FILE, installed_version
 from harness.cli.common import CliError
 from harness.files import FIXTURES
 
@@ -35,8 +38,20 @@ def template_files() -> list[Path]:
     )
 
 
+def pin_text() -> str:
+    """The workspace file that pins the installed suite version (:mod:`harness.cert.suite_version`)."""
+    version = installed_version()
+    return (
+        "# The certification suite version this workspace certifies against. xocdia-hil certify prints the installed\n"
+        "# suite's version and, when it is newer than this pin, one warning per change (features/CHANGELOG.md) that\n"
+        "# touches the scenarios you run or the steps your features use. Raise the pin once you have read them.\n"
+        f'suite: "{version}"\n'
+    )
+
+
 def scaffold(target: Path) -> list[Path]:
-    """Copy the template into ``target`` (created with its parents) and return the files written, relative to it.
+    """Copy the template into ``target`` (created with its parents), write the suite pin (:data:`WORKSPACE_FILE`,
+    :func:`pin_text`) and return the files written, relative to it, the pin last.
 
     Raises:
         CliError: ``target`` is a file, a folder that is not empty, or cannot be written.
@@ -49,9 +64,10 @@ def scaffold(target: Path) -> list[Path]:
             dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(TEMPLATE / rel, dest)
+        (target / WORKSPACE_FILE).write_text(pin_text(), encoding="utf-8")
     except OSError as exc:
         raise CliError(f"init {target}: cannot write ({exc.strerror or exc})") from None
-    return written
+    return [*written, Path(WORKSPACE_FILE)]
 
 
 def run(args: argparse.Namespace) -> int:

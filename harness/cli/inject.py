@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
             return _explore(bench_ref, schedule, args.explore, args.examples, args.dialect)
     out = _manifest_path(args.manifest, args.replay, seed)
     check_writable_folder(out.parent, f"--manifest {out}")
-    with FeedSession(args.record, args.live, f"inject seed {seed}", hold=args.hold) as session:
+    title = f"inject seed {seed}"
+    with FeedSession(args.record, args.live, title, hold=args.hold, rounds=schedule.rounds) as session:
         result = _execute(bench_ref, schedule, seed, args.dialect, session, args.pace)
     if args.json:
         write_manifest(out, manifest_data(result, schedule, bench_ref, args.dialect))

@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if not args.json:
         print(head)
-    with FeedSession(args.record, args.live, f"run on {bench.name}", hold=args.hold) as session:
+    with FeedSession(args.record, args.live, f"run on {bench.name}", hold=args.hold, rounds=args.rounds) as session:
         status = _play(args, bench, players, script, session)
     return status
 

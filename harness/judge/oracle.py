@@ -11,6 +11,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from harness.judge.access import AccessAnswer, check_access
 from harness.judge.bench_rules import (
     adjust,
     altered,
@@ -81,6 +82,7 @@ class Observation:
     supervisor_paused: Sequence[str] = ()  # server round ids the harness's supervisor paused
     reader_line: str = ""  # the name of the line the reader's reports travel on
     disconnects: Sequence[tuple[str, str]] = ()  # (player, server round id in play) the bench cut the player off
+    access: Sequence[AccessAnswer] = ()  # every request the bench made under chosen credentials, answered
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +186,10 @@ def _judge(obs: Observation) -> Verdict:
     timeline = check_pauses(obs, pauses, checks) + check_timing(obs, pauses, checks)
     crashed = crashed_writes(obs)
     rounds = as_atomicity(timeline + _check_rounds(obs, expected, checks), crashed)
-    grouping = _Grouping(rounds)
+    # who was allowed to do what (ACC-1..ACC-4): a request that had to be refused and was accepted is the root
+    # cause of whatever it changed (a round a player's token paused, a bet booked to another's account), so first
+    access = check_access(obs.access, obs.records, checks)
+    grouping = _Grouping(rounds, first=access)
     bets = 0
     players: list[Difference] = []
     for player in sorted({*obs.records, *obs.opening, *obs.balances}):
@@ -199,7 +204,7 @@ def _judge(obs: Observation) -> Verdict:
     sent = _check_sent(obs, checks) + check_idempotency(obs, checks)
     check_disconnections(obs, rounds + players + sent, checks)
     grouping.add_roots(sent)
-    diffs = rounds + players + sent
+    diffs = access + rounds + players + sent
     check_atomicity(crashed, diffs, checks)
     return Verdict(tuple(diffs), len(expected), bets, expected, grouping.findings(), tuple(checks))
 
@@ -207,14 +212,16 @@ def _judge(obs: Observation) -> Verdict:
 class _Grouping:
     """Builds the findings: round-level differences are roots; a bet's differences hang under its round's root,
     else under the bet's first difference; a balance difference hangs under the first root of a difference of that
-    player's bets, else it is a root of its own."""
+    player's bets, else it is a root of its own. ``first``: roots that come before every other (access control)."""
 
-    def __init__(self, rounds: Sequence[Difference]) -> None:
+    def __init__(self, rounds: Sequence[Difference], first: Sequence[Difference] = ()) -> None:
         self._roots: list[Difference] = []
         self._under: dict[int, list[Difference]] = {}
         self._by_round: dict[str, int] = {}
         self._by_bet: dict[tuple[str, str], int] = {}
         self._of: dict[int, int] = {}  # id(difference) -> index of its root
+        for diff in first:
+            self._root(diff)
         for diff in rounds:
             index = self._by_round.get(diff.round) if diff.round else None
             if index is None:

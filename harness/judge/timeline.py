@@ -71,8 +71,9 @@ class Kill:
 class Alteration:
     """The bench changed what the server hears of round ``round_id`` from bench time ``t`` on: ``kind`` is
     ``miss`` (the device never sends ``message`` reports from ``source`` from now on in the round), ``queued`` (it
-    sends one ``message`` report, made by the bench, tagged ``round_tag``, on the device's own line) or ``forged``
-    (frames written by the bench onto ``line``, whichever device they name); ``faces`` for a result."""
+    sends one ``message`` report, made by the bench, tagged ``round_tag``, on the device's own line), ``forged``
+    (frames written by the bench onto ``line``, whichever device they name) or ``silenced`` (``line``, carrying the
+    devices ``source``, puts no byte on the wire from then on); ``faces`` for a result."""
 
     round_id: str
     t: float
@@ -136,8 +137,8 @@ def lost_result(alterations: Iterable[Alteration], until: float | None = float("
 
 def pause_cause(alterations: Sequence[Alteration], paused_at: float | None = float("inf")) -> str:
     """The clause under which the bench's alterations of a round make a pause at ``paused_at`` due (PROC-1 for a
-    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then or a lift
-    report lost before it; ``paused_at``
+    read that contradicts the faces seen before the spread, ERR-1 for a deciding read still lost then, a lift
+    report lost before it or a device line silenced before it; ``paused_at``
     None: on another clock, :func:`lost_result`), or "" when they make none."""
     if any(a.kind == "queued" and a.message == "ReaderRearranged" for a in alterations):
         return "PROC-1"
@@ -146,6 +147,9 @@ def pause_cause(alterations: Sequence[Alteration], paused_at: float | None = flo
     lift = missed_before(alterations, "BOWL", "BowlOff")
     if lift is not None and (paused_at is None or lift <= paused_at + CLOCK_EPSILON_S):
         return "ERR-1"  # the lift was never reported: no read can decide the round, a pause is due
+    silent = [a.t for a in alterations if a.kind == "silenced"]
+    if silent and (paused_at is None or min(silent) <= paused_at + CLOCK_EPSILON_S):
+        return "ERR-1"  # a device line went quiet: the server counts it down, a problem that pauses the round
     return ""
 
 

@@ -8,7 +8,8 @@ Routes:
   from ``Last-Event-ID``), one ``data:`` line of the event's JSON each, ``id:`` its number; an ``end`` event
   (``event: closed``) when the feed is closed, after which the stream ends.
 - ``GET /feed.json``: every event so far as one JSON array (replay loads it whole; tests read it).
-- ``GET /info``: ``{"mode": "live" | "replay", "speed": X, "title": ..., "events": N, "closed": bool}``.
+- ``GET /info``: ``{"mode": "live" | "replay", "speed": X, "title": ..., "events": N, "closed": bool, "rounds": M}``
+  (``rounds``: the rounds the command plays, the page's "round N of M"; 0 when not known).
 
 :class:`LiveServer` runs uvicorn on its own thread with its own event loop; the bench keeps the main thread. The
 server only reads the feed.
@@ -60,14 +61,15 @@ def parse_address(text: str) -> tuple[str, int]:
     return host, port
 
 
-def build_app(feed: Feed, mode: str = "live", speed: float = 1.0, title: str = "") -> Starlette:
-    """The page's ASGI app over ``feed`` (read only)."""
+def build_app(feed: Feed, mode: str = "live", speed: float = 1.0, title: str = "", rounds: int = 0) -> Starlette:
+    """The page's ASGI app over ``feed`` (read only); ``rounds``: the rounds the command plays (0: not known)."""
 
     async def page(_request: Request) -> Response:
         return FileResponse(STATIC / "index.html", media_type="text/html")
 
     async def info(_request: Request) -> Response:
-        return JSONResponse({"mode": mode, "speed": speed, "title": title, "events": feed.count, "closed": feed.closed})
+        doc = {"mode": mode, "speed": speed, "title": title, "events": feed.count, "closed": feed.closed}
+        return JSONResponse({**doc, "rounds": rounds})
 
     async def whole(_request: Request) -> Response:
         body = "[" + ",".join(feed.lines_since(0)) + "]"
@@ -110,11 +112,20 @@ def build_app(feed: Feed, mode: str = "live", speed: float = 1.0, title: str = "
 class LiveServer:
     """Serves :func:`build_app` on ``host:port`` from a daemon thread. :meth:`start` returns once it listens."""
 
-    def __init__(self, feed: Feed, host: str, port: int, mode: str = "live", speed: float = 1.0, title: str = ""):
+    def __init__(
+        self,
+        feed: Feed,
+        host: str,
+        port: int,
+        mode: str = "live",
+        speed: float = 1.0,
+        title: str = "",
+        rounds: int = 0,
+    ) -> None:
         self.feed = feed
         self.host = host
         self.port = port
-        self.app = build_app(feed, mode, speed, title)
+        self.app = build_app(feed, mode, speed, title, rounds)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._sock: socket.socket | None = None

@@ -35,7 +35,12 @@ def add_feed_options(parser: argparse.ArgumentParser, pace: bool = True) -> None
         default=None,
         help="serve the live page on HOST:PORT (host default 127.0.0.1; port 0 picks one) and print its URL",
     )
-    parser.add_argument("--hold", action="store_true", help="with --live: keep serving after the end until Ctrl-C")
+    parser.add_argument(
+        "--hold",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --live: keep serving after the end until Ctrl-C (default: yes on an interactive terminal)",
+    )
     if pace:
         parser.add_argument(
             "--pace",
@@ -51,6 +56,9 @@ class FeedSession:
 
     Enter it before building rigs; leave it when the work is done (it publishes ``end``, flushes and closes the
     file, and stops the server, after waiting for Ctrl-C when ``hold``). Nothing is opened when both are None.
+    ``hold`` None (``--hold`` not given either way) holds when standard input and ``out`` are both terminals; a page
+    not held says, as the command ends, that it stops with it and how to keep or replay it. ``rounds``: the rounds
+    the command plays (the page's "round N of M"; 0 when not known).
 
     Raises (on entering):
         RecordError: the record file cannot be created.
@@ -63,14 +71,16 @@ class FeedSession:
         live: str | None,
         title: str = "",
         *,
-        hold: bool = False,
+        hold: bool | None = False,
         out: TextIO | None = None,
+        rounds: int = 0,
     ) -> None:
         self.record = Path(record) if record else None
         self.address = parse_address(live) if live else None
         self.title = title
-        self.hold = hold
         self.out = out if out is not None else sys.stderr
+        self.hold = hold if hold is not None else (live is not None and _interactive(self.out))
+        self.rounds = rounds
         self.feed: Feed | None = Feed(keep=live is not None) if (record or live) else None
         self.server: LiveServer | None = None
         self._file: IO[str] | None = None
@@ -87,7 +97,7 @@ class FeedSession:
             self._sink = JsonlSink(self._file)
             self.feed.writers.append(self._sink)
         if self.address is not None:
-            self.server = LiveServer(self.feed, *self.address, mode="live", title=self.title)
+            self.server = LiveServer(self.feed, *self.address, mode="live", title=self.title, rounds=self.rounds)
             try:
                 url = self.server.start()
             except BaseException:
@@ -111,6 +121,10 @@ class FeedSession:
                 print(f"live page: {self.server.url} (serving until Ctrl-C)", file=self.out, flush=True)
                 with contextlib.suppress(KeyboardInterrupt):
                     threading.Event().wait()
+            elif self.server is not None:
+                print(
+                    f"live page: {self.server.url} stops with the command; {self._keep_it()}", file=self.out, flush=True
+                )
         finally:
             if self.server is not None:
                 self.server.stop()
@@ -118,9 +132,23 @@ class FeedSession:
             if self.record is not None and self._sink is not None:
                 print(f"feed: {self.record}", file=self.out, flush=True)
 
+    def _keep_it(self) -> str:
+        """How to see the page after the command: replay the record, or the options that keep or record it."""
+        if self.record is not None:
+            return f"replay it with: xocdia-hil replay {self.record} --live 127.0.0.1:0"
+        return "add --hold to keep it up, or --record FILE to replay it later (xocdia-hil replay FILE --live PORT)"
+
     def _close_file(self) -> None:
         if self._sink is not None:
             self._sink.close()
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _interactive(out: TextIO) -> bool:
+    """Standard input and ``out`` are both terminals (a person is there to press Ctrl-C)."""
+    try:
+        return sys.stdin is not None and sys.stdin.isatty() and out.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False

@@ -43,6 +43,10 @@ class Outgoing:
     at: int | None = None
 
 
+#: The data sequence numbers of a link: 1..SEQ_SPACE, then 1 again (and 1 after every reopen).
+SEQ_SPACE = 65_535
+
+
 @dataclass(slots=True)
 class _InFlight:
     seq: int
@@ -50,6 +54,8 @@ class _InFlight:
     raw: bytes
     due: float
     tries: int = 0
+    damaged: bool = False  # its first transmission went out damaged (Link.damage_next)
+    lose_ack: bool = False  # the first ACK of it is lost (Link.lose_ack)
 
     @property
     def message(self) -> Message:
@@ -108,6 +114,39 @@ class Link:
         self._last_tx = 0.0
         self._out = bytearray()
         self._events: list[LinkEvent] = []
+        self._damage: Callable[[bytes], bytes] | None = None
+        self._lose_ack_of: type[Message] | None = None
+        #: Data frames sent damaged once (:meth:`damage_next`): [seq, transmissions so far, acknowledged].
+        self.damaged: list[list[int]] = []
+        #: Data frames whose first ACK was lost (:meth:`lose_ack`): (seq, message, [acknowledged since]).
+        self.lost_acks: list[tuple[int, Message, list[bool]]] = []
+
+    # --- faults a bench asks of its own device end ----------------------------------------------------------------
+    def damage_next(self, damage: Callable[[bytes], bytes]) -> None:
+        """The next data frame queued or sent from now on goes out first as ``damage(raw)``; its retransmissions are
+        the frame's own bytes (it keeps its seq). Recorded in :attr:`damaged`."""
+        self._damage = damage
+
+    def lose_ack(self, kind: type[Message]) -> None:
+        """The first ACK of the next ``kind`` data frame sent from now on is lost: this end ignores it and
+        retransmits the frame (same seq, same bytes) when its timer runs out. Recorded in :attr:`lost_acks`.
+
+        Raises:
+            ValueError: a fire-and-forget link (``require_ack`` False) expects no ACK to lose.
+        """
+        if not self.require_ack:
+            raise ValueError(f"link {self.src.value}: fire and forget, no ACK to lose")
+        self._lose_ack_of = kind
+
+    def number_from(self, seq: int) -> None:
+        """The next data frame gets ``seq`` (then the numbering goes on from it, 1 after :data:`SEQ_SPACE`).
+
+        Raises:
+            ValueError: ``seq`` is not 1..:data:`SEQ_SPACE`.
+        """
+        if not 1 <= seq <= SEQ_SPACE:
+            raise ValueError(f"seq: must be 1..{SEQ_SPACE}, got {seq}")
+        self._next_seq = seq
 
     # --- sending ----------------------------------------------------------------------------------
     def open(self, now: float) -> None:
@@ -147,7 +186,7 @@ class Link:
 
     def _seq(self) -> int:
         seq = self._next_seq
-        self._next_seq = 1 if seq >= 65535 else seq + 1
+        self._next_seq = 1 if seq >= SEQ_SPACE else seq + 1
         return seq
 
     def _emit(self, raw: bytes, now: float) -> None:
@@ -164,9 +203,23 @@ class Link:
             item = self.queue.popleft()
             seq = self._seq()
             raw = self._encode(new_frame(seq, self.src, item.message, item.round, item.at))
-            self._emit(raw, now)
+            damage, lose = self._damage, self._lose_ack_of
+            if damage is None and lose is None:  # hot path: no fault asked for
+                self._emit(raw, now)
+                if self.require_ack:
+                    self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s)
+                continue
+            damaged = damage is not None and not isinstance(item.message, Hello)
+            losing = lose is not None and isinstance(item.message, lose)
+            if damaged:
+                assert damage is not None
+                self._damage = None
+                self.damaged.append([seq, 1, 0])
+            if losing:
+                self._lose_ack_of = None
+            self._emit(damage(raw) if damaged and damage is not None else raw, now)
             if self.require_ack:
-                self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s)
+                self.inflight = _InFlight(seq, item, raw, now + self.retry_after_s, damaged=damaged, lose_ack=losing)
 
     def take_output(self) -> bytes:
         """Bytes to write to the port, in order; each call returns only new bytes."""
@@ -197,7 +250,12 @@ class Link:
         msg = frame.message
         if isinstance(msg, Ack | Nak):
             flight = self.inflight
+            if flight is not None and msg.of == flight.seq and flight.lose_ack:
+                flight.lose_ack = False  # lost on the way: the timer retransmits the frame
+                self.lost_acks.append((flight.seq, flight.message, [False]))
+                return
             if flight is not None and msg.of == flight.seq:
+                self._faulted_delivered(flight)
                 self.inflight = None
                 if isinstance(msg, Ack):
                     self._events.append(Delivered(flight.seq, flight.message))
@@ -222,6 +280,16 @@ class Link:
         self._last_accepted = frame.seq
         self._last_was_hello = isinstance(msg, Hello)
         self._events.append(Received(frame))
+
+    def _faulted_delivered(self, flight: _InFlight) -> None:
+        """Record the acknowledgement of a frame sent damaged or whose first ACK was lost."""
+        if flight.damaged:
+            for entry in self.damaged:
+                if entry[0] == flight.seq and not entry[2]:
+                    entry[1], entry[2] = flight.tries + 1, 1
+        for seq, _message, delivered in self.lost_acks:
+            if seq == flight.seq:
+                delivered[0] = True
 
     def take_events(self) -> list[LinkEvent]:
         events = self._events

@@ -3,7 +3,8 @@
 A message knows its wire ``TYPE``, which ends may send it (``SOURCES``), whether it is a control
 frame (``CONTROL``: ACK, NAK, HB carry ``seq=0`` and are never acknowledged) and its fields in wire
 order (the dataclass field order). Values are validated by :mod:`harness.wire.text`, not here, so
-that a test can build a message with a bad value and check that the encoder refuses it.
+that a test can build a message with a bad value and check that the encoder refuses it; the one exception is a read's
+optional per-token confidence (:data:`Confidence`), checked when the read is made.
 """
 
 from __future__ import annotations
@@ -162,23 +163,71 @@ class Drop(Message):
 # --- result reader --------------------------------------------------------------------------------
 
 
+#: How sure the reader is of each token it reports, token 0 first: four floats, each 0.0 to 1.0.
+Confidence = tuple[float, float, float, float]
+
+
+def default_confidence(faces: str) -> Confidence:
+    """The confidence a read means when it gives none: ``1.0`` for each token read (R, W, S), ``0.0`` for each U.
+    Guarantees four values for four faces; a face string of another length gives a tuple of its length."""
+    return tuple(0.0 if f == "U" else 1.0 for f in faces)  # type: ignore[return-value]
+
+
+def check_confidence(value: object) -> Confidence:
+    """``value`` as a :data:`Confidence`: a sequence of exactly four numbers, each 0 to 1 (ints are taken as floats;
+    a bool, NaN or a string is refused).
+
+    Raises:
+        ValueError: naming ``confidence`` (or ``confidence[i]``) and the allowed values.
+    """
+    if isinstance(value, str | bytes) or not isinstance(value, tuple | list) or len(value) != 4:
+        raise ValueError(f"confidence: must be 4 numbers, each 0 to 1, token 0 first; got {value!r}")
+    out = []
+    for i, c in enumerate(value):
+        if type(c) not in (int, float) or not 0.0 <= c <= 1.0:  # NaN fails the comparison; bool is not a number
+            raise ValueError(f"confidence[{i}]: must be a number 0 to 1; got {c!r}")
+        out.append(float(c))
+    return tuple(out)  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class Result(Message):
-    """EQ-3: the faces seen (R, W, S standing, U unreadable), token 0 first; ``overlap`` for SH-1."""
+    """EQ-3: the faces seen (R, W, S standing, U unreadable), token 0 first; ``overlap`` for SH-1; ``confidence``
+    how sure the reader is of each token (None: :func:`default_confidence`), carried by the dialects that declare
+    ``confidence``.
+
+    Raises:
+        ValueError: a ``confidence`` that is not four numbers 0 to 1 (:func:`check_confidence`).
+    """
 
     TYPE: ClassVar[str] = "RESULT"
     SOURCES: ClassVar[frozenset[Source]] = _READER
     faces: str
     overlap: bool
+    confidence: Confidence | None = None
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None:
+            object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
 
 @dataclass(frozen=True, slots=True)
 class ReaderRearranged(Message):
-    """SH-1: the faces re-read after the dealer spread the tokens (R/W only)."""
+    """SH-1: the faces re-read after the dealer spread the tokens (R/W only); ``confidence`` as for
+    :class:`Result`.
+
+    Raises:
+        ValueError: a ``confidence`` that is not four numbers 0 to 1 (:func:`check_confidence`).
+    """
 
     TYPE: ClassVar[str] = "REARRANGED"
     SOURCES: ClassVar[frozenset[Source]] = _READER
     faces: str
+    confidence: Confidence | None = None
+
+    def __post_init__(self) -> None:
+        if self.confidence is not None:
+            object.__setattr__(self, "confidence", check_confidence(self.confidence))
 
 
 # --- dealer console -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from harness.bench.adapters.capabilities import (
     EventWatching,
     Faultable,
     NoiseReporting,
+    Principals,
     Restartable,
 )
 from harness.bench.adapters.reference_http import HttpAdapter
@@ -23,7 +24,15 @@ from harness.bench.adapters.rewriting import RewritingAdapter
 from harness.errors import AdapterError
 from harness.faults.fault_adapters import FaultableHttpAdapter, FaultableInProcessAdapter, ProxiedPlayers
 
-CAPABILITIES: tuple[type, ...] = (Restartable, Faultable, CrashPoints, NoiseReporting, EventWatching, ProxiedPlayers)
+CAPABILITIES: tuple[type, ...] = (
+    Restartable,
+    Faultable,
+    CrashPoints,
+    NoiseReporting,
+    EventWatching,
+    ProxiedPlayers,
+    Principals,
+)
 
 
 class BareLabAdapter(GameServerAdapter):
@@ -66,16 +75,19 @@ def _names(adapter: object) -> set[str]:
 @pytest.mark.parametrize(
     ("make", "expected"),
     [
-        (lambda: InProcessAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "EventWatching"}),
-        (lambda: HttpAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting"}),
-        (lambda: HttpAdapter({"url": "http://127.0.0.1:1"}), {"Restartable", "CrashPoints", "NoiseReporting"}),
+        (lambda: InProcessAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals"}),
+        (lambda: HttpAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "Principals"}),
+        (
+            lambda: HttpAdapter({"url": "http://127.0.0.1:1"}),
+            {"Restartable", "CrashPoints", "NoiseReporting", "Principals"},
+        ),
         (
             lambda: FaultableInProcessAdapter({}),
-            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "EventWatching"},
+            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals"},
         ),
         (
             lambda: FaultableHttpAdapter({}),
-            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "ProxiedPlayers"},
+            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "ProxiedPlayers", "Principals"},
         ),
         (lambda: RewritingAdapter({"inner": InProcessAdapter({})}), set()),
         (lambda: BareLabAdapter({}), set()),
@@ -84,6 +96,15 @@ def _names(adapter: object) -> set[str]:
 )
 def test_each_adapter_has_exactly_its_capabilities(make: Callable[[], GameServerAdapter], expected: set[str]) -> None:
     assert _names(make()) == expected
+
+
+def test_principals_is_used_only_when_the_server_checks_the_credentials() -> None:
+    """The in-process adapter reaches the engine past its API with ``api: direct`` (the default): it has the members
+    but chooses no credentials; with ``api: http``, and on the HTTP adapter, every request carries them."""
+    assert not InProcessAdapter({}).checks_credentials and InProcessAdapter({"api": "http"}).checks_credentials
+    assert HttpAdapter({}).checks_credentials
+    with pytest.raises(AdapterError, match=r"server.options.api: 'grpc'; expected one of http, direct"):
+        InProcessAdapter({"api": "grpc"})
 
 
 def test_restartable_is_used_only_when_it_can_restart() -> None:

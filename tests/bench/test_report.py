@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness.cert.report.clauses import ScenarioResult, build_matrix, matches, rule_clauses
+from harness.cert.report.clauses import RULES_PATH, ScenarioResult, build_matrix, matches, rule_clauses
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,9 @@ def test_rule_clauses_are_read_from_the_catalogue() -> None:
     clauses = rule_clauses()
     assert clauses[:3] == ["EQ-1", "EQ-2", "EQ-3"]
     assert {"SH-4a", "SH-4b", "PAY-10", "RTP-1", "NET-1", "DOC-2", "LIM-1", "ATOM-1", "DEV-1", "PROC-2"} <= set(clauses)
-    assert len(clauses) == len(set(clauses)) == 48  # 32 from the published rules, 16 certification requirements
+    assert len(clauses) == len(set(clauses)) == 52  # 32 published rules, 16 certification requirements, 4 ACC-*
+    assert clauses[-4:] == ["ACC-1", "ACC-2", "ACC-3", "ACC-4"]  # ACCESS.md after RULES.md
+    assert len(rule_clauses(RULES_PATH)) == 48
 
 
 def test_the_matrix_lists_uncovered_and_failing_clauses() -> None:

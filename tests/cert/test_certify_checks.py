@@ -57,7 +57,7 @@ def test_a_bench_whose_server_was_never_reached_covers_no_clause(tmp_path: Path)
     done = _certify(*unchecked, "--json", cwd=tmp_path)
     assert done.returncode != 0
     summary = json.loads(done.stdout)
-    assert summary["clauses"]["covered"] == 0 and len(summary["clauses"]["unexercised"]) == 48
+    assert summary["clauses"]["covered"] == 0 and len(summary["clauses"]["unexercised"]) == 52
     text = _certify(*unchecked, cwd=tmp_path).stdout
     assert "the bench's server was never reached: every clause is unexercised" in text
-    assert "clause coverage: 0/48 clauses of RULES.md checked" in text
+    assert "clause coverage: 0/52 clauses of RULES.md and ACCESS.md checked" in text

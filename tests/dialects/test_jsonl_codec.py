@@ -162,9 +162,9 @@ def test_min_confidence_option() -> None:
         b'{"v":1,"src":"READER","type":"result","seq":2,"faces":"RWRW","overlap":false,"confidence":[0.99,0.9,1,1]}\n'
     )
     (frame,) = strict.decoder().feed(line)
-    assert isinstance(frame, Frame) and frame.message == Result("RURW", False)
+    assert isinstance(frame, Frame) and frame.message == Result("RURW", False, (0.99, 0.9, 1.0, 1.0))
     (lenient,) = jsonl_codec(0.0).decoder().feed(line)
-    assert isinstance(lenient, Frame) and lenient.message == Result("RWRW", False)
+    assert isinstance(lenient, Frame) and lenient.message == Result("RWRW", False, (0.99, 0.9, 1.0, 1.0))
 
 
 @pytest.mark.parametrize(

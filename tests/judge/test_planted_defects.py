@@ -90,6 +90,17 @@ CASES = {
         "The supervisor pauses the round and cancels it: every player's every bet is refunded once",
         "REF-1",
     ),
+    # the reference server's API, reached on the in-process bench through its ASGI application (api: http)
+    "supervisor-endpoints-accept-a-player-token": (
+        "access.feature",
+        "A player's credentials on the supervisor's actions are refused and change nothing",
+        "ACC-2",
+    ),
+    "bet-endpoint-takes-the-player-from-the-body": (
+        "access.feature",
+        "A bet naming another player's account is never booked to that account",
+        "ACC-1",
+    ),
 }
 
 

@@ -122,3 +122,94 @@ def test_live_page_then_replay_of_its_recording(browser: Any, tmp_path: Path) ->
         assert page.evaluate("() => S.events") == before + 1
     finally:
         _stop(proc)
+
+
+SHOTS = Path(os.environ.get("XOCDIA_SCREENSHOTS", "")) if os.environ.get("XOCDIA_SCREENSHOTS") else None
+
+
+def _shot(page: Any, tmp_path: Path, name: str) -> None:
+    """A screenshot into ``tmp_path`` (and into ``$XOCDIA_SCREENSHOTS``, e.g. docs/images, when set)."""
+    page.screenshot(path=str(tmp_path / name))
+    if SHOTS is not None:
+        page.screenshot(path=str(SHOTS / name))
+
+
+def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, tmp_path: Path) -> None:
+    args = ["run", "--bench", BENCH, "--rounds", "8", "--players", "2", "--live", "127.0.0.1:0", "--pace", "1"]
+    proc, url = _start([*args, "--hold"], "live page:")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        sync_api.expect(page.locator("#of")).to_have_text(" of 8", timeout=30_000)
+        page.wait_for_function("() => document.getElementById('table').dataset.faces.length === 4", timeout=30_000)
+        faces = page.get_attribute("#table", "data-faces")
+        revealed = page.get_attribute("#table", "data-shown-round")
+        row = page.locator('.lane[data-line="bowl"] li').first
+        raw = row.get_attribute("data-raw")
+        handle = row.element_handle()
+        row.hover()
+        events = page.evaluate("() => S.events")
+        page.wait_for_timeout(1000)
+        # 1 s after the reveal at --pace 1: the next round's tokens are down, and the revealed faces still drawn
+        # (or a later round's, when that one was revealed since: a newer result replaces an older one)
+        # the drawing and the state read at one moment (the page's next frame drawn first)
+        state = page.evaluate(
+            "() => { dirty = true; render(); return [S.shown.round, S.shown.faces, S.shown.placed, S.faces,"
+            " document.getElementById('table').dataset.faces]; }"
+        )
+        shown = state[4]
+        assert len(shown) == 4 and shown == state[1]
+        if str(state[0]) == revealed:
+            assert shown == faces and state[2] and state[3] == ""  # the table has moved on; the result is still drawn
+        classes = [page.locator(f'#tokens circle[data-token="{i}"]').get_attribute("class") for i in range(4)]
+        assert classes == [f"token {f}" for f in shown]
+        sync_api.expect(page.locator("#result")).to_contain_text(f"round {state[0]}: settled on {shown}")
+        _shot(page, tmp_path, "live-mid-round.png")
+        page.wait_for_timeout(2000)  # 3 s on the row in all, while the run goes on
+        assert page.evaluate("() => S.events") > events
+        assert handle.evaluate("e => e.isConnected")
+        sync_api.expect(page.locator("#raw-tip")).to_be_visible()
+        assert page.get_attribute("#raw-tip", "data-raw") == raw and raw
+        sync_api.expect(page.locator("#raw-tip")).to_contain_text(f"bytes: {raw}")
+    finally:
+        _stop(proc)
+
+
+def test_a_fault_run_header_and_rows_agree(browser: Any, tmp_path: Path) -> None:
+    record = tmp_path / "chaos.jsonl"
+    args = ["inject", "--bench", BENCH, "--schedule", "chaos", "--seed", "7", "--manifest", str(tmp_path / "m.json")]
+    proc, url = _start([*args, "--live", "127.0.0.1:0", "--record", str(record), "--hold"], "live page:")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        final = page.locator("#final")
+        sync_api.expect(final).to_have_attribute("data-verdict", "pass", timeout=60_000)
+        assert page.locator('#verdicts li[data-verdict="bad"]').count() == 0  # PASS over no failed row
+        for n in (2, 3):  # the kills' cancelled rounds: expected, with their cause
+            item = page.locator(f'#verdicts li[data-round="{n}"]')
+            sync_api.expect(item).to_have_attribute("data-verdict", "expected")
+            assert f"planned fault server_kill(server) at round {n}" in (item.get_attribute("data-cause") or "")
+        assert page.get_attribute("#tally", "data-expected") == "2"
+        sync_api.expect(page.locator("#of")).to_have_text(" of 12")
+        _shot(page, tmp_path, "live-fault.png")
+    finally:
+        assert _stop(proc) == 0
+    proc, url = _start(["replay", str(record), "--live", "127.0.0.1:0", "--speed", "100"], "replay page:")
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        sync_api.expect(page.locator("#final")).to_have_attribute("data-verdict", "pass", timeout=60_000)
+        heals = page.locator('#incidents li[data-kind="fault: heal"]')
+        assert heals.count() == 8 and heals.first.is_visible()
+        page.locator('#incident-kinds input[data-kind="fault: heal"]').uncheck()  # the filter by kind
+        assert all(not heals.nth(i).is_visible() for i in range(heals.count()))
+        assert page.locator('#incidents li[data-kind="fault: fault"]').first.is_visible()
+        mark = page.locator('#timeline-bar span[data-kind="fault: fault"]').nth(1)  # the second kill
+        t = float(mark.get_attribute("data-t") or "nan")
+        mark.click()  # click-to-seek
+        assert page.evaluate("() => S.t") == pytest.approx(t)
+        judged = page.evaluate(f"() => replay.events.filter(e => e.kind === 'verdict' && e.t <= {t}).length")
+        sync_api.expect(page.locator("#verdicts li")).to_have_count(judged)
+        assert 0 < judged < 12
+    finally:
+        _stop(proc)

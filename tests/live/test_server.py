@@ -41,7 +41,7 @@ def test_page_info_and_whole_feed(server: LiveServer) -> None:
     assert "EventSource" in _get(server, "/static/live.js")
     assert _get(server, "/static/live.css")
     info = json.loads(_get(server, "/info"))
-    assert info == {"mode": "replay", "speed": 5.0, "title": "run.jsonl", "events": 2, "closed": True}
+    assert info == {"mode": "replay", "speed": 5.0, "title": "run.jsonl", "events": 2, "closed": True, "rounds": 0}
     assert [e["kind"] for e in json.loads(_get(server, "/feed.json"))] == ["bench", "verdict"]
 
 

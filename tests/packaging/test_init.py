@@ -29,6 +29,7 @@ EXPECTED = {
     "ci/github-actions.yml",
     "ci/gitlab-ci.yml",
     "ci/Jenkinsfile",
+    "xocdia-hil.yaml",  # the suite version pin (harness.cert.suite_version)
 }
 
 

@@ -10,7 +10,8 @@ reported silent), then the cycle moves on. Lamp commands are WRITE requests to t
 and repeated until the lamp acknowledges them (after the retries of one cycle, again in the next: never dropped). A
 report whose seq equals the last one accepted from its address is a duplicate: acknowledged again, not acted on. A
 device that has not answered for ``silence_s`` is reported silent by :meth:`BusLine.tick` (once, until it answers
-again).
+again). A report from a device address this line does not poll is handed on as it is, never taken as one of the
+line's own devices: the gateway's line guard refuses it and counts it as from another line (``wrong_line``).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ HOLD_CYCLES = 2
 EPS = 1e-6  # a caller woken a float rounding error before a deadline still finds the work due
 #: The line name that means "all five devices" when no roles are configured.
 BUS_NAME = "bus"
+#: Replies that are the dialogue's own, not reports: NOTHING, and the lamp's acknowledgements of writes.
+_CONTROL = frozenset({"HB", "ACK", "NAK"})
 
 
 @dataclass
@@ -135,7 +138,12 @@ class BusLine(ServerLine):
                 out.append(item)
                 continue
             device = self.devices.get(item.src)
-            if device is None:  # a request (the master's own echo?) or an address not polled here
+            if device is None and item.src in ROLES and item.type not in _CONTROL:
+                # a report from a device address not polled on this line: handed on, for the line guard to refuse
+                # and count as from another line (``wrong_line``), as a push line's frame from another device is
+                out.append(item.to_frame())
+                continue
+            if device is None:  # a request (the master's own echo?) or a control reply from an address not polled
                 out.append(BadFrame("type", encode(item.addr, item.src, item.type, item.seq, item.fields)))
                 continue
             device.last_rx = now

@@ -19,9 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
+from harness.judge.access import AccessAnswer, AccessRequest
 from harness.wire.transports.faults import FaultyTransport
 
-__all__ = ["CrashPoints", "EventWatching", "Faultable", "NoiseReporting", "Restartable"]
+__all__ = ["CrashPoints", "EventWatching", "Faultable", "NoiseReporting", "Principals", "Restartable"]
 
 
 @runtime_checkable
@@ -110,3 +111,34 @@ class EventWatching(Protocol):
     """
 
     event_watchers: list[Callable[[], None]]
+
+
+@runtime_checkable
+class Principals(Protocol):
+    """The adapter can act as another principal (ACC-1..ACC-4, ``fixtures/rules/ACCESS.md``): make a request with
+    chosen credentials (a player's own, a player's on another player's account or on a supervisor action, the
+    supervisor's, none at all, or credentials the server never issued) and report what the server answered.
+
+    The harness uses it only when :attr:`checks_credentials` is True as well: an adapter that reaches its server
+    past its authentication (the in-process adapter with ``api: direct``) has no credentials to choose.
+    """
+
+    #: Every answer :meth:`request_as` returned since the adapter was made, in order (the judge reads them all).
+    access_log: list[AccessAnswer]
+
+    @property
+    def checks_credentials(self) -> bool:
+        """Whether the server sees the credentials of this adapter's requests (False: :meth:`request_as` cannot
+        choose any, and the access scenarios are not applicable)."""
+
+    def request_as(self, request: AccessRequest) -> AccessAnswer:
+        """Send ``request`` with its credentials, append the answer to :attr:`access_log` and return it: accepted
+        (an accepted bet with the server's bet id and round id), denied for its credentials, or refused for another
+        reason, with the server's code. A bet naming another player's account names it as the server's own
+        clients would name an account, were they allowed to (for the reference server: a ``player_id`` field in
+        the bet's body). An accepted session (``connect``) is closed again at once.
+
+        Raises:
+            AdapterError: the server cannot be reached (``unreachable``), or the request cannot be made on this
+                adapter (``not_supported``).
+        """

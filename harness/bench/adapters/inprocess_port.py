@@ -1,6 +1,11 @@
 """One device line's server end in the in-process bench (:mod:`harness.bench.adapters.reference_inprocess`): the
 reference server's own line in the line's dialect, its line guard and its device clocks, as the server process's
-gateway keeps them for a serial port."""
+gateway keeps them for a serial port.
+
+The line guard follows what the line's dialect declares (:class:`~harness.wire.dialects.base.ProtocolCapabilities`):
+on a line whose dialect declares no ``round_tags`` its devices cannot tag a report, so untagged round-deciding reports
+are accepted there (the server's ``untagged_reports: accept``, docs/server.md "Round tags") and tied to a round by
+their arrival; on every other line an untagged one is refused as ever."""
 
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ class ServerPort:
         self.spec = spec
         self.silence_s = silence_s
         self.line = self._line(now)
-        self.guard = LineGuard(name, roles=self.line.roles)  # which device the line speaks for (as the gateway's)
+        self.guard = self._guard()  # which device the line speaks for (as the gateway's)
         self.clocks: dict[str, DeviceClock] = {}  # per device: its device time -> sim time (protocol 1.2 ``at``)
         self.dirty = True  # bytes may have arrived since the line was last serviced
 
@@ -63,6 +68,15 @@ class ServerPort:
             clock = self.clocks[frame.src] = DeviceClock()
         return timed_report(self.name, frame, clock, now)
 
+    @property
+    def accepts_untagged(self) -> bool:
+        """True when the line's dialect declares no round tags: its untagged round-deciding reports are accepted."""
+        return self.spec is not None and not self.spec.dialect.capabilities.round_tags
+
+    def _guard(self) -> LineGuard:
+        """A fresh line guard for the line's devices, accepting untagged reports where :attr:`accepts_untagged`."""
+        return LineGuard(self.name, accept_untagged=self.accepts_untagged, roles=self.line.roles)
+
     def _line(self, now: float) -> ServerLine:
         spec = self.spec
         if spec is None:
@@ -75,6 +89,6 @@ class ServerPort:
     def reopen(self, now: float) -> None:
         """A restarted server: a fresh line end, and no device clock offset learnt yet."""
         self.line = self._line(now)
-        self.guard = LineGuard(self.name, roles=self.line.roles)
+        self.guard = self._guard()
         self.clocks = {}
         self.dirty = True

@@ -35,14 +35,16 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import yaml
-from websockets.exceptions import WebSocketException
+from websockets.exceptions import ConnectionClosed, WebSocketException
 from websockets.sync.client import ClientConnection, connect
 
+from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.http_support import code_of, log_end, provision, resolve
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.adapters.server_process import PUMP_JOIN_S, START_TIMEOUT_S, ServerProcess, server_config
 from harness.errors import AdapterError
+from harness.judge.access import AccessAction, AccessAnswer, AccessRequest
 from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, PlayerSpec, RoundEvent
 
 HTTP_TIMEOUT_S = 10.0
@@ -77,6 +79,7 @@ class HttpAdapter(GameServerAdapter):
         self._trace: Path | None = None
         self._attached = False  # started with ``url``: between start and stop, up by definition
         self._ids: dict[str, str] = {}  # scenario player id -> server id, for players it created (attached)
+        self.access_log: list[AccessAnswer] = []  # every answer of request_as, in order (Principals)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -201,11 +204,18 @@ class HttpAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ HTTP
     def _call(
-        self, method: str, path: str, token: str, body: Any = None, to: tuple[str, int] | None = None
+        self, method: str, path: str, token: str | None, body: Any = None, to: tuple[str, int] | None = None
     ) -> tuple[int, Any]:
+        """One request (``token`` None: no ``Authorization`` header); returns (status, decoded body).
+
+        Raises:
+            AdapterError: ``unreachable`` when the server cannot be reached.
+        """
         host, port = self.address if to is None else to
         conn = http.client.HTTPConnection(host, port, timeout=HTTP_TIMEOUT_S)
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
         try:
             conn.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
             resp = conn.getresponse()
@@ -372,6 +382,50 @@ class HttpAdapter(GameServerAdapter):
         only increase)."""
         self._read_events()
         return self._read_rows
+
+    # ------------------------------------------------------------------ acting as another principal (ACC-*)
+    @property
+    def checks_credentials(self) -> bool:
+        """Always True: every request reaches the server's authentication."""
+        return True
+
+    def request_as(self, request: AccessRequest) -> AccessAnswer:
+        """``request`` over HTTP with its credentials (:func:`~harness.bench.adapters.access_http.http_ask`), or, for a
+        ``connect``, a WebSocket stream opened with them and closed at once; the answer is appended to
+        :attr:`access_log`.
+
+        Raises:
+            AdapterError: ``unreachable`` when the server cannot be reached; ``unknown_player`` for a holder
+                without a token.
+        """
+        ask = http_ask(request, self._tokens, self._boss, self._ids)
+        if request.action == AccessAction.CONNECT:
+            answer = self._probe_stream(request, ask.token)
+        else:
+            to = self.player_address(request.holder) if request.holder else None
+            status, data = self._call(ask.method, ask.path, ask.token, ask.body, to)
+            answer = answer_of(request, status, data)
+        self.access_log.append(answer)
+        return answer
+
+    def _probe_stream(self, request: AccessRequest, token: str | None) -> AccessAnswer:
+        """Open ``/v1/stream`` with ``token`` (none: no ``?token=``) and close it again: the server's answer."""
+        host, port = self.player_address(request.holder) if request.holder else self.address
+        url = f"ws://{host}:{port}/v1/stream" + (f"?token={token}" if token is not None else "")
+        try:
+            with connect(url, open_timeout=HTTP_TIMEOUT_S) as ws:
+                try:
+                    ws.recv(timeout=HTTP_TIMEOUT_S)  # the hello, or the close that refuses the stream
+                except ConnectionClosed as closed:
+                    received = closed.rcvd
+                    if received is None:
+                        return ws_answer(request, 1006)
+                    return ws_answer(request, received.code, received.reason)
+                return ws_answer(request, None)
+        except (OSError, TimeoutError) as exc:
+            raise AdapterError("unreachable", f"stream with {request.describe()}: {exc}") from None
+        except WebSocketException as exc:
+            return ws_answer(request, 1002, str(exc))
 
     def evidence(self) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -26,6 +26,7 @@ from typing import Any
 
 import simpy
 
+from gameserver.config import Principal
 from gameserver.crash_points import CrashingConnection, ServerCrash, writes_end_of
 from gameserver.engine import RoundEngine
 from gameserver.events import Event, EventKind, ReportKind, TableReport
@@ -35,11 +36,15 @@ from gameserver.model import EngineConfig, Rejection
 from gameserver.players import Sessions, bet_record
 from gameserver.protocol import BadFrame
 from gameserver.sqlite_ledger import LedgerError, SqliteLedger
+from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.http_support import code_of
+from harness.bench.adapters.inprocess_api import AsgiHost, EngineFacade, Stream
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
+from harness.judge.access import AccessAction, AccessAnswer, AccessRequest
 from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, DeviceRole, RoundEvent
 from harness.wire.transports.base import Transport, TransportClosed
 
@@ -50,6 +55,8 @@ SERVICE_S = 0.005  # sim seconds between two grid points of the line service
 _ROUND_KINDS = frozenset(kind for kind in EventKind if kind.value in ROUND_KINDS)
 _BET_ACCEPTED = EventKind.BET_ACCEPTED
 LEDGERS = ("sqlite", "memory")  # the values of the ``ledger`` option
+APIS = ("http", "direct")  # the values of the ``api`` option
+SUPERVISOR = "bench-supervisor"  # the supervisor's id in the server's tokens (``api: http``)
 
 
 class InProcessAdapter(GameServerAdapter):
@@ -62,7 +69,14 @@ class InProcessAdapter(GameServerAdapter):
     die between two statements of the ledger write that ends a round (ATOM-1).
 
     Options: ``ledger``: ``sqlite`` (default: the server's own SQLite ledger in a file of the rig's work folder) or
-    ``memory`` (``gameserver.ledger.InMemoryLedger``: no file, no crash points).
+    ``memory`` (``gameserver.ledger.InMemoryLedger``: no file, no crash points). ``api``: ``direct`` (default: the
+    players' and the supervisor's calls go to the engine, past the API) or ``http``: they are requests to the
+    server's own HTTP/WebSocket application (``gameserver.api``) over ASGI in this process
+    (:mod:`harness.bench.adapters.inprocess_api`), each player with a token and the supervisor with its own, so
+    request parsing, authentication and the endpoints run on every call; a player is connected while its event
+    stream (``/v1/stream``) is open. Only with ``http`` does the adapter act as another principal
+    (:class:`~harness.bench.adapters.capabilities.Principals`, :attr:`checks_credentials`). Round events, the
+    device lines and the counts of ignored frames are read from the engine either way.
     """
 
     clock_is_sim_time = True  # the engine's clock is ``env.now``
@@ -76,6 +90,16 @@ class InProcessAdapter(GameServerAdapter):
         if kind not in LEDGERS:
             raise AdapterError("bad_option", f"server.options.ledger: {kind!r}; expected one of {', '.join(LEDGERS)}")
         self._ledger_kind = kind
+        api = str(self.options.get("api", "direct"))
+        if api not in APIS:
+            raise AdapterError("bad_option", f"server.options.api: {api!r}; expected one of {', '.join(APIS)}")
+        self._api = api
+        self._host: AsgiHost | None = None  # the server's API (``api: http``); a new one after each restart
+        self._dead_hosts: list[AsgiHost] = []  # hosts of killed servers, closed once no request runs on them
+        self._tokens: dict[str, str] = {}  # player id -> token (``api: http``)
+        self._boss = ""  # the supervisor's token
+        self._streams: dict[str, Stream] = {}  # each connected player's open event stream (``api: http``)
+        self.access_log: list[AccessAnswer] = []  # every answer of request_as, in order (Principals)
         self._ledger: Ledger = InMemoryLedger()
         self._ledger_path: Path | None = None
         self._writer: CrashingConnection | None = None  # the SQLite ledger's writing connection
@@ -115,12 +139,35 @@ class InProcessAdapter(GameServerAdapter):
         for port in self._ports:
             port.transport.notify(lambda port=port: self._on_input(port))  # type: ignore[misc]
         self._flush()
+        if self._api == "http":
+            self._boss = "boss-" + setup.workdir.name
+            self._tokens = {p.player_id: f"tok-{i}-{setup.workdir.name}" for i, p in enumerate(setup.players)}
+            self._host = self._new_host()
         self._start_service(env)
 
     def stop(self) -> None:
+        for player in list(self._streams):
+            self.disconnect(player)
+        if self._host is not None:
+            self._dead_hosts.append(self._host)
+            self._host = None
+        self._close_dead_hosts()
         for port in self._ports:
             port.transport.close()
         self._close_ledger()
+
+    def _new_host(self) -> AsgiHost:
+        """The server's API over the engine, as a starting server process builds it from its config: every player's
+        token and the supervisor's."""
+        principals = {token: Principal(pid, "player") for pid, token in self._tokens.items()}
+        principals[self._boss] = Principal(SUPERVISOR, "supervisor")
+        facade = EngineFacade(lambda: self.engine, lambda: self._ledger, self._flush_call, lambda: self.failure)
+        return AsgiHost(facade, principals, dict)
+
+    def _close_dead_hosts(self) -> None:
+        """Close the APIs of killed servers (a kill inside a request leaves its API to close after it)."""
+        while self._dead_hosts and not self._dead_hosts[0].loop.is_running():
+            self._dead_hosts.pop(0).close()
 
     def _open_ledger(self) -> Ledger:
         """Open the SQLite ledger file, its writer wrapped for crash points, as a starting server process does."""
@@ -170,6 +217,12 @@ class InProcessAdapter(GameServerAdapter):
         if self._timer is not None:
             self._timer.stop()
         self._connected.clear()  # a killed server runs no code for the connections it loses
+        self._streams.clear()
+        if self._host is not None:  # its API takes no more commands; closed once no request runs on it
+            self._host.facade.stop()
+            self._dead_hosts.append(self._host)
+            self._host = None
+            self._close_dead_hosts()
         self._crash_at = None
         self._close_ledger()
 
@@ -196,6 +249,9 @@ class InProcessAdapter(GameServerAdapter):
         self._engine = engine
         self._sessions = Sessions()  # a new process: nobody is connected yet
         self.failure = None
+        self._close_dead_hosts()
+        if self._api == "http":
+            self._host = self._new_host()  # the same tokens: a new process reads the same config
         now = float(env.now)
         for port in self._ports:
             port.reopen(now)
@@ -385,6 +441,8 @@ class InProcessAdapter(GameServerAdapter):
                 for port in self._ports:
                     if port.name == DeviceRole.LAMP or port.line.carries_lamp:
                         port.line.send(cmd[0], cmd[1], now)
+        if self._host is not None:
+            self._host.events(list(events))
         for watcher in self.event_watchers:
             watcher()
         if arm and moved:
@@ -405,21 +463,43 @@ class InProcessAdapter(GameServerAdapter):
 
     # ------------------------------------------------------------------ players and supervisor
     def connect(self, player_id: str) -> None:
-        """Open the player's session on the server (:class:`gameserver.players.Sessions`), as a stream does."""
+        """Open the player's session on the server (:class:`gameserver.players.Sessions`), as a stream does; with
+        ``api: http``, the player's event stream (``/v1/stream`` with its token), open until :meth:`disconnect`.
+
+        Raises:
+            AdapterError: ``unknown_player`` without a wallet; ``unreachable`` or ``unavailable`` when down; the
+                server's code when it refuses the stream.
+        """
         self._require_running()
         if self.engine.wallets.get(player_id) is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")
-        if player_id not in self._connected:
+        if player_id in self._connected:
+            return
+        if self._host is not None:
+            host = self._host
+            stream, code, reason = host.open_stream(self._token(player_id))
+            self._after_request()
+            if stream is None:
+                raise AdapterError(reason or "refused", f"the stream of {player_id} was closed with code {code}")
+            self._streams[player_id] = stream
             self._connected.add(player_id)
-            self._sessions.opened(self.engine, player_id)
-            self._flush_call()
+            return
+        self._connected.add(player_id)
+        self._sessions.opened(self.engine, player_id)
+        self._flush_call()
 
     def disconnect(self, player_id: str) -> None:
         """Drop the session: the server runs its end-of-connection code, as when a stream drops (not when down)."""
         if player_id not in self._connected:
             return
         self._connected.discard(player_id)
-        if self._up:
+        stream = self._streams.pop(player_id, None)
+        if not self._up:
+            return
+        if stream is not None and self._host is not None:
+            self._host.close_stream(stream)
+            self._close_dead_hosts()
+        elif stream is None:
             self._sessions.closed(self.engine, player_id)
             self._flush()
 
@@ -440,6 +520,8 @@ class InProcessAdapter(GameServerAdapter):
         self._require_running()
         if player_id not in self._connected:
             raise AdapterError("not_connected", f"player {player_id!r} is not connected")
+        if self._host is not None:
+            return self._place_http(player_id, client_bet_id, bet_type, stake, round_id, lose_reply)
         confirmed = not lose_reply
         try:
             ack, _replayed = self.engine.place_bet(player_id, client_bet_id, bet_type, stake, round_id)
@@ -463,8 +545,45 @@ class InProcessAdapter(GameServerAdapter):
             balance_after=ack.balance_after,
         )
 
+    def _place_http(
+        self, player_id: str, client_bet_id: str, bet_type: str, stake: int, round_id: int | None, lose_reply: bool
+    ) -> BetReply:
+        """``POST /v1/bets`` with the player's token; ``lose_reply``: the server answers, the player never reads it
+        and its stream drops (``confirmed`` False)."""
+        body: dict[str, Any] = {"client_bet_id": client_bet_id, "bet_type": bet_type, "stake": stake}
+        if round_id is not None:
+            body["round_id"] = round_id
+        try:
+            status, data = self._request("POST", "/v1/bets", self._token(player_id), body)
+        finally:
+            if lose_reply:
+                self.disconnect(player_id)
+        confirmed = not lose_reply
+        if status in (200, 201):
+            bet = data["bet"]
+            return BetReply(
+                player_id,
+                client_bet_id,
+                bet_type,
+                stake,
+                True,
+                confirmed,
+                bet_id=str(bet["bet_id"]),
+                round_id=str(bet["round_id"]),
+                balance_before=int(bet["balance_before"]),
+                balance_after=int(bet["balance_after"]),
+            )
+        return BetReply(player_id, client_bet_id, bet_type, stake, False, confirmed, code=code_of(data))
+
     def supervise(self, action: str, reason: str = "") -> None:
         self._require_running()
+        if self._host is not None:
+            status, data = self._request(
+                "POST", f"/v1/supervisor/{action}", self._boss, {"reason": reason} if reason else {}
+            )
+            if status != 200:
+                raise AdapterError(code_of(data), str(data.get("error", {}).get("message", data)))
+            return
         engine = self.engine
         try:
             if action == "open":
@@ -483,14 +602,89 @@ class InProcessAdapter(GameServerAdapter):
             self._flush_call()
 
     def correct(self, round_id: str, faces: str) -> None:
-        """The engine's correction (``RoundEngine.correct``); a rejection is ``AdapterError`` with its code."""
+        """The engine's correction (``RoundEngine.correct``; with ``api: http``, ``POST /v1/supervisor/correct``); a
+        rejection is ``AdapterError`` with its code."""
         self._require_running()
+        if self._host is not None:
+            body = {"round_id": int(round_id), "faces": faces}
+            status, data = self._request("POST", "/v1/supervisor/correct", self._boss, body)
+            if status != 200:
+                raise AdapterError(code_of(data), str(data.get("error", {}).get("message", data)))
+            return
         try:
             self.engine.correct(int(round_id), faces)
         except Rejection as exc:
             raise AdapterError(exc.code, exc.message) from None
         finally:
             self._flush_call()
+
+    # ------------------------------------------------------------------ the API (``api: http``)
+    def _token(self, player_id: str) -> str:
+        token = self._tokens.get(player_id)
+        if token is None:
+            raise AdapterError("unknown_player", f"no token for player {player_id!r}")
+        return token
+
+    def _request(self, method: str, path: str, token: str | None, body: Any = None) -> tuple[int, Any]:
+        """One request to the server's API; (status, decoded body).
+
+        Raises:
+            AdapterError: ``unreachable`` when the server is down or died answering it, ``unavailable`` when its
+                engine stopped meanwhile.
+        """
+        host = self._host
+        if host is None:
+            raise AdapterError("unreachable", "the server is down (killed)")
+        answer = host.request(method, path, token, body)
+        self._after_request()
+        return answer
+
+    def _after_request(self) -> None:
+        """After a request: close the API of a server that died answering it, and fail the call as a request to a
+        dying server (or to a stopped engine) fails.
+
+        Raises:
+            AdapterError: ``unreachable`` or ``unavailable``.
+        """
+        self._close_dead_hosts()
+        if not self._up:
+            raise AdapterError("unreachable", f"the server died while it answered this call ({self.crash})")
+        if self.failure is not None:
+            raise AdapterError("unavailable", f"the game engine is unavailable: {self.failure}")
+
+    @property
+    def checks_credentials(self) -> bool:
+        """True with ``api: http``: every call carries credentials the server's API checks. False with
+        ``direct``: calls reach the engine past the API, so :meth:`request_as` cannot choose credentials."""
+        return self._api == "http"
+
+    def request_as(self, request: AccessRequest) -> AccessAnswer:
+        """``request`` to the server's API with its credentials (:func:`~harness.bench.adapters.access_http.http_ask`),
+        or, for a ``connect``, an event stream opened with them and closed at once; the answer is appended to
+        :attr:`access_log`.
+
+        Raises:
+            AdapterError: ``not_supported`` with ``api: direct``; ``unreachable`` or ``unavailable`` when down;
+                ``unknown_player`` for a holder without a token.
+        """
+        if self._api != "http":
+            raise AdapterError("not_supported", "server.options.api: direct reaches the engine past its credentials")
+        self._require_running()
+        ask = http_ask(request, self._tokens, self._boss)
+        if request.action == AccessAction.CONNECT:
+            host = self._host
+            if host is None:
+                raise AdapterError("unreachable", "the server is down (killed)")
+            stream, code, reason = host.open_stream(ask.token)
+            if stream is not None:
+                host.close_stream(stream)
+            self._after_request()
+            answer = ws_answer(request, code, reason)
+        else:
+            status, data = self._request(ask.method, ask.path, ask.token, ask.body)
+            answer = answer_of(request, status, data)
+        self.access_log.append(answer)
+        return answer
 
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
@@ -502,12 +696,25 @@ class InProcessAdapter(GameServerAdapter):
         return self._events[n:]
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
-        """What ``GET /v1/players/{id}/bets`` serves (:func:`gameserver.players.bet_record`), through JSON."""
+        """What ``GET /v1/players/{id}/bets`` serves (:func:`gameserver.players.bet_record`), through JSON (with
+        ``api: http``, that request with the supervisor's token)."""
         self._require_up()
+        if self._host is not None:
+            status, data = self._request("GET", f"/v1/players/{player_id}/bets", self._boss)
+            if status != 200:
+                raise AdapterError(code_of(data), f"cannot read the bet record of {player_id}")
+            return [bet_row(raw) for raw in data["bets"]]
         return [bet_row(raw) for raw in json.loads(json.dumps(bet_record(self._ledger, player_id)))]
 
     def balance(self, player_id: str) -> int:
+        """The player's balance in the ledger (with ``api: http``, ``GET /v1/players/{id}/balance`` with the
+        supervisor's token). Raises AdapterError ``unknown_player`` without a wallet."""
         self._require_up()
+        if self._host is not None:
+            status, data = self._request("GET", f"/v1/players/{player_id}/balance", self._boss)
+            if status != 200:
+                raise AdapterError(code_of(data), f"cannot read the balance of {player_id}")
+            return int(data["balance"])
         value = self._ledger.balance(player_id)
         if value is None:
             raise AdapterError("unknown_player", f"no wallet for {player_id!r}")

@@ -32,9 +32,11 @@ def server_config(setup: ServerSetup, tokens: Mapping[str, str], supervisor: str
     """The server's config for a bench run: the players with their tokens and opening balances, one supervisor
     (``supervisor`` with token ``boss``), the bench's timings and table configuration (chip unit, limits, re-shake
     cap, timeouts: :meth:`ServerSetup.reference_engine`), and each device line's dialect, roles and options
-    (docs/server.md, "Device dialects"). Raises ``AdapterError("start_failed")`` naming ``devices.dialect`` and the
-    dialects the server speaks when a line speaks another one (a lab's dialect certifies on the in-process bench),
-    ``AdapterError("bad_setup")`` naming a table field the reference server cannot follow."""
+    (docs/server.md, "Device dialects"); a line whose dialect declares no ``round_tags`` gets
+    ``untagged_reports: accept`` (its devices cannot tag a report, so the server accepts their untagged results and
+    lifts on that line alone; the other lines refuse them as ever). Raises ``AdapterError("start_failed")`` naming
+    ``devices.dialect`` and the dialects the server speaks when a line speaks another one (a lab's dialect certifies
+    on the in-process bench), ``AdapterError("bad_setup")`` naming a table field the reference server cannot follow."""
     for line in setup.lines.values():
         if line.dialect.name not in SERVER_DIALECTS:
             raise AdapterError(
@@ -55,6 +57,7 @@ def server_config(setup: ServerSetup, tokens: Mapping[str, str], supervisor: str
                 "dialect": line.dialect.name,
                 "roles": [r.value for r in line.roles],
                 **({"options": opts} if (opts := line.dialect.server_options()) else {}),
+                **({} if line.dialect.capabilities.round_tags else {"untagged_reports": "accept"}),
             }
             for name, line in setup.lines.items()
         }

@@ -2,13 +2,16 @@
 
 Every ground-truth event goes through :class:`~harness.bench.devices.translate.EventTranslator` to the device that
 would see it and out as frames on that device's transport; lamp commands a server sends to the lamp port are set on
-the simulator's lamp, which the simulated dealer follows. The device ends are serviced from SimPy callbacks, so the
-same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
+the simulator's lamp, which the simulated dealer follows. Each device sends only what its line's dialect declares it
+carries (:mod:`harness.bench.devices.declared`), and the lamp shows betting open until CLOSE when its line carries
+no betting time (:class:`~harness.bench.devices.lamp.LampDriver`). The device ends are serviced from SimPy callbacks,
+so the same code runs in virtual time (in-memory pipes, the in-process bench) and in real time
 (:class:`harness.wire.realtime.SelectEnvironment`, ptys or serial servers).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -16,6 +19,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, URGENT
 
+from harness.bench.devices.declared import declared_reports
 from harness.bench.devices.hub import DeviceHub, EventHandler
 from harness.bench.devices.lamp import LampDriver
 from harness.bench.devices.translate import EventTranslator
@@ -40,7 +44,9 @@ class EmulatedTable:
         profile, seed: the simulator's table profile and root seed.
         transports: the device end of each device's line (absent devices send nothing): by device, or by line name
             with ``lines``.
-        lines: the table's lines and their dialects (default: one ``xocdia-ascii`` line per device).
+        lines: the table's lines and their dialects (default: one ``xocdia-ascii`` line per device). A device's
+            reports hold only what its line's dialect declares
+            (:func:`~harness.bench.devices.declared.declared_reports`).
         env: the SimPy environment (virtual time by default; a ``SelectEnvironment`` for real time).
         server_lamp: True (default) when a game server drives the lamp; False to let the simulator's fixed
             schedule open and close rounds (the lamp port then only reports HELLO/HB).
@@ -52,19 +58,25 @@ class EmulatedTable:
         heartbeat_s: seconds of quiet before a device sends HB (``math.inf`` turns heartbeats off).
         round_tags: True (default) to tag every device report with the server's id of the round the table
             was playing when the device saw it (docs/protocol.md §6, "Round tag"); False for a server that
-            does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands).
+            does not accept the tag. Only with a server-driven lamp (the ids come from its OPEN commands), and only
+            on lines whose dialect declares ``round_tags``.
         event_times: True (default) to stamp every device report with ``at``, the device clock in ms when the
             fact happened (docs/protocol.md §6, "Event time", revision 1.2); False for a server that does not
-            accept it (a 1.1 server NAKs it). The device clock is the environment's time since this table was
-            made, so in real time it needs a ``SelectEnvironment`` at factor 1 (sim seconds = wall seconds).
+            accept it (a 1.1 server NAKs it); only on lines whose dialect declares ``event_times``. The device clock
+            is the environment's time since this table was made, so in real time it needs a ``SelectEnvironment``
+            at factor 1 (sim seconds = wall seconds).
+        until_close_s: the close the lamp announces for an OPEN when the lamp's line declares no
+            ``betting_time_on_open`` (seconds after its arrival: the table's betting period; default ``math.inf``,
+            none announced); betting then shows open until CLOSE. Ignored when the OPEN carries its betting time.
 
     Raises:
         ValueError: event times on a real-time environment whose factor is not 1 (the device clock would drift
-            against the wall clock the server measures arrivals with).
+            against the wall clock the server measures arrivals with), unless no line declares ``event_times``.
 
     Attributes:
         model: the simulator's :class:`~simulator.table.Table` (its ``log`` is the ground truth).
         hub: the :class:`~harness.bench.devices.hub.DeviceHub` serving the five device lines.
+        camera: how sure the reader is of its reads (:class:`~harness.bench.devices.translate.CameraConfidence`).
     """
 
     def __init__(
@@ -84,19 +96,24 @@ class EmulatedTable:
         heartbeat_s: float = HEARTBEAT_S,
         round_tags: bool = True,
         event_times: bool = True,
+        until_close_s: float = math.inf,
     ) -> None:
         self.env = env if env is not None else simpy.Environment()
-        if event_times and isinstance(self.env, SelectEnvironment) and self.env.factor != 1:
+        self.declared = declared_reports(lines or ())
+        timed = lines is None or any(line.dialect.capabilities.event_times for line in lines)
+        if event_times and timed and isinstance(self.env, SelectEnvironment) and self.env.factor != 1:
             raise ValueError(
                 f"event_times: the device clock needs a real-time factor of 1 (got {self.env.factor:g}); "
                 "pass event_times=False to run slower or faster than the wall clock"
             )
         self.lamp = Lamp(self.env) if server_lamp else None
-        self.driver = LampDriver(self.lamp) if self.lamp is not None else None
+        self.lamp_until_close_s = None if self._lamp_carries_betting_time(lines) else until_close_s
+        self.driver = LampDriver(self.lamp, self.lamp_until_close_s) if self.lamp is not None else None
         self.round_tags = round_tags
         self.event_times = event_times
         self.clock0 = float(self.env.now)  # the devices' power-up: their clocks count ms from here
         self.translator = EventTranslator(random.Random(f"xocdia-devices/{seed}"))
+        self.camera = self.translator.camera  # kept when a step wraps the translator
         self.hub = DeviceHub(
             transports,
             lines=lines,
@@ -122,6 +139,11 @@ class EmulatedTable:
         self.hub.watch_input(self.wake)
         self._schedule(self._start, URGENT)
 
+    @staticmethod
+    def _lamp_carries_betting_time(lines: Sequence[LineSpec] | None) -> bool:
+        """Whether the line carrying the lamp (if any) declares ``betting_time_on_open``."""
+        return all(line.dialect.capabilities.betting_time_on_open for line in lines or () if Source.LAMP in line.roles)
+
     def _on_event(self, event: Event) -> None:
         reports = self.translator(event)
         if reports:  # hot path: most events are seen by no device, and need no round tag or event time
@@ -129,9 +151,18 @@ class EmulatedTable:
             tag = self._round_tag(event)
             at = self.device_time(event.t) if self.event_times else None
             roles = self.hub.roles
+            declared = self.declared
+            full = declared.full
             for src, message in reports:
                 if src in roles:
-                    self.hub.send(src, message, now, tag, at)
+                    if full:
+                        self.hub.send(src, message, now, tag, at)
+                    else:
+                        shaped = declared.message(src, message)
+                        if shaped is None:
+                            continue
+                        message = shaped
+                        self.hub.send(src, message, now, declared.round_tag(src, tag), declared.event_time(src, at))
                     if self.reports is not None:
                         self.reports.append((now, src, message))
             self.wake()  # new frames may have moved a retransmission deadline

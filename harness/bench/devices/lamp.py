@@ -1,5 +1,12 @@
 """The table lamp device: server lamp commands (docs/protocol.md §6) become states of the simulator's lamp,
-which the simulated dealer follows."""
+which the simulated dealer follows.
+
+Betting shows open from OPEN until the server's CLOSE (or another command) whatever the betting time: nothing here
+closes betting by itself. An OPEN's betting time only sets the close the lamp announces (the lamp signal's
+deadline, which the dealer and the ground truth go by). A lamp whose protocol carries no betting time on OPEN
+(a dialect declaring no ``betting_time_on_open``) announces the table's own betting period instead
+(:attr:`LampDriver.until_close_s`), never the OPEN's ``ms``: its betting shows open until CLOSE.
+"""
 
 from __future__ import annotations
 
@@ -33,23 +40,35 @@ class OpenVerdict(Enum):
 @dataclass(frozen=True, slots=True)
 class HeldOpen:
     """An OPEN the lamp holds (:attr:`OpenVerdict.HOLD`): ``message``, which reached the lamp at ``at``;
-    ``overtaken``: another command for its round reached the lamp while it was held."""
+    ``overtaken``: another command for its round reached the lamp while it was held; ``open_s``: the seconds from its
+    arrival to the close it announces when that is not its ``ms`` (a lamp that shows betting open until CLOSE,
+    :attr:`LampDriver.until_close_s`), None when it is."""
 
     message: LampOpen
     at: float
     overtaken: bool = False
+    open_s: float | None = None
 
     @property
     def deadline(self) -> float:
-        """When its betting closes, counted from its arrival (``at`` plus the OPEN's ``ms``)."""
-        return self.at + self.message.ms / 1000.0
+        """When its announced betting closes, counted from its arrival: ``at`` plus :attr:`open_s`, or plus the
+        OPEN's ``ms`` when :attr:`open_s` is None."""
+        return self.at + (self.message.ms / 1000.0 if self.open_s is None else self.open_s)
 
 
 class LampDriver:
     """Applies lamp commands to a simulator :class:`Lamp`.
 
-    Round ids on the wire are strings; the simulator numbers rounds with ints. A decimal id is used as is; any
-    other id gets the next unused number, and the mapping is kept in :attr:`rounds`.
+    Round ids on the wire are strings; the simulator numbers rounds with ints, from 1 (0 is the lamp's "no round
+    yet"). A decimal id of ASCII digits without leading zeros, 1 and up (a ``numeric`` dialect's round ids, up to
+    2³²−1), is used as is when no other id has that number; any other id (text, ``0``, ``007``) gets the next unused
+    number above every number given so far, and the mapping is kept in :attr:`rounds`.
+
+    ``until_close_s``: None when the lamp's OPEN carries the betting time (its ``ms`` sets the close the lamp
+    announces); else the lamp's protocol carries none (a dialect declaring no ``betting_time_on_open``) and every
+    OPEN shows betting open until CLOSE, announcing a close ``until_close_s`` after its arrival (the table's own
+    betting period; ``math.inf`` when none is known) whatever its ``ms``. Raises ValueError for a negative or NaN
+    ``until_close_s``.
 
     With :attr:`opened_rounds_only` a command for a round this lamp never saw open (one left over from an earlier
     scenario on a server that keeps running, e.g. a void round's VOID sent again) changes nothing, and an OPEN for
@@ -64,8 +83,11 @@ class LampDriver:
     #: Ignore commands for rounds no OPEN announced to this lamp.
     opened_rounds_only = False
 
-    def __init__(self, lamp: Lamp) -> None:
+    def __init__(self, lamp: Lamp, until_close_s: float | None = None) -> None:
+        if until_close_s is not None and not until_close_s >= 0:
+            raise ValueError(f"until_close_s: must be a number of seconds >= 0 (or None); got {until_close_s!r}")
         self.lamp = lamp
+        self.until_close_s = until_close_s
         self.rounds: dict[str, int] = {}
         self.held: dict[str, HeldOpen] = {}  # OPENs held until the server reports their round opened, by round id
         self._ids: dict[int, str] = {}  # the reverse of ``rounds`` (the last id given a number)
@@ -76,9 +98,20 @@ class LampDriver:
         known = self.rounds.get(round_id)
         if known is not None:
             return known
-        number = int(round_id) if round_id.isdigit() else max(self.rounds.values(), default=0) + 1
+        number = _decimal(round_id)
+        if number is None or number in self._taken():
+            number = max(self.rounds.values(), default=0) + 1
         self._number(round_id, number)
         return number
+
+    def _taken(self) -> set[int] | dict[int, str]:
+        """The numbers already given (the reverse index while it is complete, else a set built now)."""
+        return self._ids if self._indexed == len(self.rounds) else set(self.rounds.values())
+
+    def open_s(self, message: LampOpen) -> float:
+        """Seconds from ``message``'s arrival to the close the lamp announces for it: its ``ms``, or
+        :attr:`until_close_s` when the lamp's protocol carries no betting time."""
+        return message.ms / 1000.0 if self.until_close_s is None else self.until_close_s
 
     def _number(self, round_id: str, number: int) -> None:
         """Give the new ``round_id`` its ``number`` (in :attr:`rounds` and its reverse, at O(1))."""
@@ -115,7 +148,7 @@ class LampDriver:
             return False
         if verdict is OpenVerdict.HOLD:
             if held is None:
-                self.held[round_id] = HeldOpen(message, now)
+                self.held[round_id] = HeldOpen(message, now, open_s=self.until_close_s)
             return False
         self.held.pop(round_id, None)
         return verdict is OpenVerdict.SHOW
@@ -136,7 +169,7 @@ class LampDriver:
         if new and not self._admits(message, str(round_id), now):
             return
         if isinstance(message, LampOpen):
-            lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + message.ms / 1000.0)
+            lamp.set(LampState.BETTING_OPEN, self.round_no(message.round), now + self.open_s(message))
         elif isinstance(message, LampClose):
             lamp.set(LampState.BETTING_CLOSED, self.round_no(message.round))
         elif isinstance(message, LampReshake):
@@ -157,6 +190,13 @@ class LampDriver:
             lamp.set(state, self.round_no(message.round), deadline)
         elif isinstance(message, LampVoid):
             lamp.set(LampState.VOID, self.round_no(message.round))
+
+
+def _decimal(round_id: str) -> int | None:
+    """The number a round id of ASCII digits without leading zeros stands for, when it is 1 or more; else None."""
+    if not round_id.isascii() or not round_id.isdigit() or round_id[0] == "0":
+        return None
+    return int(round_id)
 
 
 class OrdinalLampDriver(LampDriver):

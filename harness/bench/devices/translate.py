@@ -11,7 +11,7 @@ caller-seeded ``random.Random``.
 | Dropped | SHAKER DROP item token |
 | Reassembled | CONSOLE REASSEMBLED |
 | BowlLifted | BOWL OFF touch token |
-| Revealed | READER RESULT faces overlap (with overlap, one token reads U) |
+| Revealed | READER RESULT faces overlap (with overlap, one token reads U), with the confidence the camera was told |
 | Rearranged | CONSOLE REARRANGED, then READER REARRANGED faces |
 | Paused / Resumed | CONSOLE PROBLEM reason / RESOLVED |
 
@@ -26,6 +26,7 @@ import random
 from harness.wire.messages import (
     BowlOff,
     BowlOn,
+    Confidence,
     ConsoleRearranged,
     Drop,
     DropItem,
@@ -40,6 +41,7 @@ from harness.wire.messages import (
     ShakeStart,
     Source,
     TokensPlaced,
+    default_confidence,
 )
 from simulator import events as ev
 
@@ -48,11 +50,47 @@ Report = tuple[Source, Message]
 _SILENT: set[type] = set()
 
 
+class CameraConfidence:
+    """How sure the camera is of the tokens it reads, by simulator round. A ``RESULT`` read in a round it was told
+    about carries a confidence for every token: the one it was told for that token, else
+    :func:`~harness.wire.messages.default_confidence`'s. Any other read carries none (its dialect's default). The
+    camera reports its faces as it sees them whatever its confidence: the receiver decides what an unsure token is."""
+
+    def __init__(self) -> None:
+        self._told: dict[int, dict[int, float]] = {}
+
+    def tell(self, number: int, token: int, confidence: float) -> None:
+        """From now on the camera reads ``token`` (0-3) with ``confidence`` (0 to 1) in simulator round ``number``.
+
+        Raises:
+            ValueError: naming ``token`` or ``confidence`` and the allowed values.
+        """
+        if type(token) is not int or not 0 <= token <= 3:
+            raise ValueError(f"token: must be 0, 1, 2 or 3; got {token!r}")
+        if type(confidence) not in (int, float) or not 0.0 <= confidence <= 1.0:
+            raise ValueError(f"confidence: must be a number 0 to 1; got {confidence!r}")
+        self._told.setdefault(number, {})[token] = float(confidence)
+
+    def told(self, number: int) -> dict[int, float]:
+        """The confidences the camera was told for round ``number``, by token (a copy; empty when none)."""
+        return dict(self._told.get(number, {}))
+
+    def of(self, number: int, faces: str) -> Confidence | None:
+        """The confidence of a read of ``faces`` in round ``number``, or None when the camera was told none."""
+        told = self._told.get(number)
+        if not told:
+            return None
+        base = default_confidence(faces)
+        return (told.get(0, base[0]), told.get(1, base[1]), told.get(2, base[2]), told.get(3, base[3]))
+
+
 class EventTranslator:
-    """Maps one ground-truth event to the frames the devices send for it, in order."""
+    """Maps one ground-truth event to the frames the devices send for it, in order; ``camera`` says how sure the
+    reader is of its reads."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
+        self.camera = CameraConfidence()
 
     def __call__(self, event: ev.Event) -> list[Report]:
         """The device reports for ``event`` ([] for events no device sees).
@@ -81,7 +119,8 @@ class EventTranslator:
                 raise ValueError(f"ground truth {event}: a touch without the token touched")
             return [(Source.BOWL, BowlOff(event.touched, event.token if event.touched else None))]
         if isinstance(event, ev.Revealed):
-            return [(Source.READER, Result(self._camera(event.faces, event.overlap), event.overlap))]
+            faces = self._camera(event.faces, event.overlap)
+            return [(Source.READER, Result(faces, event.overlap, self.camera.of(event.round, faces)))]
         if isinstance(event, ev.Rearranged):
             return [(Source.CONSOLE, ConsoleRearranged()), (Source.READER, ReaderRearranged(event.faces))]
         if isinstance(event, ev.Paused):

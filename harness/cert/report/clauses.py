@@ -1,7 +1,8 @@
 """Clause IDs and the clause traceability matrix.
 
-The clause list is read from the rules catalogue (``fixtures/rules/RULES.md``, a copy of the shared
-``rules/RULES.md``): every table row whose first cell is an ID like ``SH-3`` or ``SH-4a``. The matrix maps each
+The clause list is read from the catalogues (:data:`CATALOGUES`): the rules catalogue ``fixtures/rules/RULES.md`` (a
+copy of the shared ``rules/RULES.md``), then the kit's access-control catalogue ``fixtures/rules/ACCESS.md``; every
+table row whose first cell is an ID like ``SH-3``, ``SH-4a`` or ``ACC-1``. The matrix maps each
 clause to the scenarios tagged with it (``@clause:SH-3``) or whose checks evaluated it, and gives each clause one
 result, from the checks that ran, never from tags alone:
 
@@ -29,33 +30,44 @@ from harness.files import FIXTURES
 from harness.table_config import FIELDS, TableConfig, non_default
 
 RULES_PATH = FIXTURES / "rules" / "RULES.md"
+ACCESS_PATH = FIXTURES / "rules" / "ACCESS.md"
+#: Every clause catalogue, in the order their clauses are listed (coverage counts the clauses of all of them).
+CATALOGUES: tuple[Path, ...] = (RULES_PATH, ACCESS_PATH)
+#: How certify's output names the catalogues.
+CATALOGUE_NAMES = " and ".join(path.name for path in CATALOGUES)
 _ROW = re.compile(r"^\|\s*([A-Z]+-\d+[a-z]?)\s*\|")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
-def rule_clauses(path: Path = RULES_PATH) -> list[str]:
-    """Every clause ID of the catalogue, in document order.
+def _lines(path: Path | None) -> list[str]:
+    """The lines of ``path``, or of every catalogue in :data:`CATALOGUES` order when None."""
+    paths = CATALOGUES if path is None else (path,)
+    return [line for p in paths for line in p.read_text(encoding="utf-8").splitlines()]
+
+
+def rule_clauses(path: Path | None = None) -> list[str]:
+    """Every clause ID of the catalogue ``path`` (None: of every catalogue, :data:`CATALOGUES`), in document order.
 
     Raises:
-        OSError: the file cannot be read.
+        OSError: a file cannot be read.
     """
     out: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in _lines(path):
         m = _ROW.match(line)
         if m and m.group(1) not in out:
             out.append(m.group(1))
     return out
 
 
-def rule_texts(path: Path = RULES_PATH) -> dict[str, str]:
-    """Each clause ID of the catalogue with its rule's text (the row's other cells, joined by " | "; markdown
-    emphasis and code marks kept as written).
+def rule_texts(path: Path | None = None) -> dict[str, str]:
+    """Each clause ID of the catalogue ``path`` (None: of every catalogue) with its rule's text (the row's other
+    cells, joined by " | "; markdown emphasis and code marks kept as written).
 
     Raises:
-        OSError: the file cannot be read.
+        OSError: a file cannot be read.
     """
     out: dict[str, str] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in _lines(path):
         m = _ROW.match(line)
         if m and m.group(1) not in out:
             cells = [c.strip() for c in line.strip().strip("|").split("|")[1:]]

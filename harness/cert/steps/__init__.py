@@ -13,8 +13,10 @@ STEP_MODULES: tuple[str, ...] = (
     "harness.cert.steps.oracle",  # the judge's verdict on the whole scenario
     "harness.cert.steps.corrections",  # the supervisor's corrections of a settled round
     "harness.cert.steps.server",  # the server killed and restarted, crash points in its ledger writes
+    "harness.cert.steps.access",  # requests under chosen credentials: who may do what (ACC-*)
     "harness.cert.steps.reports",  # the table's own device reports lost, late or sent again
     "harness.cert.steps.devices",  # forged, replayed and noisy frames on the device lines
+    "harness.cert.steps.camera",  # the result camera's confidence in each token, against the line's threshold
     "harness.cert.steps.explore",  # generative certification (features/exploration.feature)
     "harness.cert.steps.faults",  # fault schedules (features/faults/)
     "harness.cert.steps.stats",  # the game's mathematics and the fairness audit (features/rtp, fairness)

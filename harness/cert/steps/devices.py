@@ -17,6 +17,7 @@ step not applicable.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pytest
@@ -25,9 +26,10 @@ from pytest_bdd import parsers, then, when
 from harness.bench import forge
 from harness.bench.adapters.capabilities import NoiseReporting as NoiseReporting
 from harness.bench.rig import BenchTimeout, Rig
-from harness.cert.steps.context import CertContext, lose_reports, not_applicable
+from harness.cert.steps.context import CertContext, lose_reports, needs, not_applicable
 from harness.cert.steps.params import FACES, typed
-from harness.wire.dialects.capabilities import NoiseKind
+from harness.records import RoundEventKind
+from harness.wire.dialects.capabilities import Muting, NoiseKind
 from harness.wire.messages import (
     BowlOff,
     BowlOn,
@@ -42,7 +44,7 @@ from harness.wire.messages import (
     ShakeStart,
     Source,
 )
-from simulator.events import BettingClosed, Event, Revealed
+from simulator.events import BettingClosed, BowlLifted, Event, Revealed, ShakeStarted
 
 #: A round tag no server is playing: prefixed so that it never names a real round (round ids are §2 values).
 _NO_ROUND = "X"
@@ -94,8 +96,10 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
     """A valid READER RESULT with these faces, tagged with the current round, is written on another device's line
     when the table sees betting close, and again right after it lifts the bowl (DEV-1): the line's device did not
     make it, so it must not count. The first one arrives before the lift (a server that keeps a read until the
-    bowl is off would apply it at the lift), the second one before the reader's own read. Not applicable where the
-    device's line carries the reader too (one bus for every device: a result on it is the reader's).
+    bowl is off would apply it at the lift), the second one before the reader's own read. On a polled bus that
+    carries the reader too, the device's line is its address: the result goes in that device's reply, under its
+    address (:func:`~harness.bench.forge.write_in_reply`). Not applicable where a push line carries the reader too
+    (a result on it is the reader's), or where the bus's device end cannot put a frame in another device's reply.
 
     Example: When a READER RESULT of r r r r for this round arrives on the console line after the close
     """
@@ -103,16 +107,26 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
     if device.upper() == Source.READER.value:
         raise AssertionError(f"the {device} line is the reader's: name another device's line")
     name = _line(rig, device)
-    if Source.READER in forge.spec_of(rig, name).roles:
+    spec = forge.spec_of(rig, name)
+    via = Source(device.upper()) if device.upper() in (r.value for r in spec.roles) else None
+    if Source.READER in spec.roles and (spec.dialect.dialogue != "poll" or via is None):
         not_applicable(
             f"the {device} line of bench {rig.bench.name} is its {name} line, which carries the reader too: a result "
             "on it is the reader's"
         )
+    if Source.READER in spec.roles:
+        try:
+            forge.address_forgeable(rig, name)
+        except forge.CannotForge as exc:
+            not_applicable(str(exc))
     read = Result(result, False)
 
     def fire() -> None:
         frame = Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
-        forge.write_frames(rig, name, [frame])
+        if Source.READER in spec.roles and via is not None:
+            forge.write_in_reply(rig, name, via, frame)
+        else:
+            forge.write_frames(rig, name, [frame])
 
     forge.on_table(rig, BettingClosed, fire)
     forge.at_lift(rig, fire)
@@ -133,9 +147,9 @@ def _replay(cert: CertContext, k: int, tagged: bool) -> None:
     if tagged and not rig.emulated.round_tags:
         not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
     if tagged:
-        from harness.cert.steps.context import needs
-
         needs(cert, "round_tags", "the replayed result carries the round it was read in", Source.READER)
+    else:
+        needs(cert, "round_tags", "only where reads carry their round is an untagged one refused", Source.READER)
     tag = cert.round_id(k) if tagged else None
     message = Result(read.faces, False)
     at = forge.device_time(rig, read.t)  # a replay carries the frame as it was, its event time included
@@ -184,6 +198,7 @@ def result_for_round(cert: CertContext, result: str, k: int) -> None:
     rig = _rig(cert)
     if not rig.emulated.round_tags:
         not_applicable(f"the devices of bench {rig.bench.name} send no round tags")
+    needs(cert, "round_tags", "the result carries the round it was read in", Source.READER)
     message, tag = Result(result, False), cert.round_id(k)
 
     def fire() -> None:
@@ -200,9 +215,8 @@ def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise],
     play, an untagged round-deciding report, a report of a device the line does not carry for the current round (each
     where the line's dialect can express it), then frames with a valid check that the dialect refuses (an unknown
     type, a bad field, a missing field: those its end can make), claiming to come from ``device``. Returns the items
-    and how many of them (the first ones) are well formed: on a polled line a frame from a device the line does not
-    carry is a reply from an address its master does not poll, an error of the dialogue like the malformed frames
-    (docs/dialects/xocdia-bus.md §6), so it is not among them."""
+    and how many of them (the first ones) are well formed: every report, a polled line's reply from an address its
+    master does not poll included (counted as from another line, as a push line's frame from another device)."""
     spec = forge.spec_of(rig, name)
     roles = spec.roles
     now, tag = forge.device_time(rig), forge.current_tag(rig)
@@ -217,18 +231,14 @@ def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise],
     for role in roles:
         for message in own.get(role, []):
             frames.append(Frame(0, role, message, round=other, at=now))
-    strangers: list[Frame] = []  # reports of a device the line does not carry
     if Source.READER in roles:
         frames.append(Frame(0, Source.READER, Result("WWWW", False), at=now))  # untagged
-        if Source.BOWL not in roles:
-            strangers.append(Frame(0, Source.BOWL, BowlOff(True, 2), round=tag, at=now))
+        if Source.BOWL not in roles:  # a report of a device the line does not carry
+            frames.append(Frame(0, Source.BOWL, BowlOff(True, 2), round=tag, at=now))
     else:
-        strangers.append(Frame(0, Source.READER, Result("RRRR", False), round=tag, at=now))
-    if spec.dialect.dialogue != "poll":
-        frames, strangers = frames + strangers, []
+        frames.append(Frame(0, Source.READER, Result("RRRR", False), round=tag, at=now))
     items: list[Frame | forge.Noise] = [f for f in frames if forge.expressible(rig, name, f)]
     well_formed = len(items)
-    items += [f for f in strangers if forge.expressible(rig, name, f)]
     src = Source(device.upper()) if device.upper() in (r.value for r in roles) else roles[0]
     made = forge.noise_kinds(rig, name)
     items += [forge.Noise(kind, src) for kind in NoiseKind if kind in made]
@@ -373,3 +383,167 @@ def noise_counted(cert: CertContext, injections: Injections, most: int) -> None:
     cert.check("DEV-3", ignored >= injections.noise, what, rid)
     what = f"the event log grew by {grown} entries for {injections.noise} noise frames, expected at most {most}"
     cert.check("DEV-3", grown <= most, what, rid)
+
+
+# --- the device link: damaged checks, lost acknowledgements, silence, the sequence wrap -----------------------------
+#: The devices a link step names, and the reports a lost-acknowledgement step names (by the word a scenario uses).
+_DEVICES = {"reader": Source.READER, "bowl": Source.BOWL, "shaker": Source.SHAKER, "console": Source.CONSOLE}
+_REPORTS: dict[str, type[Message]] = {"drop": Drop, "result": Result, "start": ShakeStart, "lift": BowlOff}
+_DEVICE_RE = "|".join(_DEVICES)
+_REPORT_RE = "|".join(_REPORTS)
+#: The moments a line may go silent at, each as the table event after which it does.
+_PHASES: dict[str, type[Event]] = {
+    "while the dealer shakes": ShakeStarted,
+    "after the close": BettingClosed,
+    "at the read": BowlLifted,
+}
+_PHASE_RE = "|".join(_PHASES)
+#: What a silence limit may be overrun by on the bench: the server's service step and the bench's wake-ups.
+SILENCE_SLACK_S = 0.25
+
+
+@dataclass
+class LinkFaults:
+    """What a scenario did to its device links: when it silenced a line (bench time), and which line."""
+
+    silenced_at: float | None = None
+    silenced_line: str = ""
+
+
+@pytest.fixture
+def link_faults() -> LinkFaults:
+    return LinkFaults()
+
+
+def _link_step(action: Callable[[], object]) -> None:
+    """Run a link fault's arming, the scenario not applicable when the bench cannot do it."""
+    try:
+        action()
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+
+
+@when(parsers.re(rf"the (?P<device>{_DEVICE_RE})'s next report goes out with one bit of its check flipped"))
+def check_flipped(cert: CertContext, device: str) -> None:
+    """The device's next report goes out once with one bit of its integrity check flipped, its body intact; the
+    device sends it again, intact, when the server does not take it (its dialogue's retransmission or the master's
+    repeated poll). Not applicable where the device's dialect carries no integrity check (``integrity_checked``
+    false) or its device end cannot damage one (it lacks ``CheckFlipping``).
+
+    Example: When the reader's next report goes out with one bit of its check flipped
+    """
+    rig = _rig(cert)
+    _link_step(lambda: forge.flip_check(rig, _DEVICES[device]))
+
+
+# EQ-3: the outcome is the faces the reader saw; a frame whose check fails may carry any faces, so the server must
+# refuse it whatever it says, and take the report only from the copy whose check holds.
+@then(parsers.re(rf"the server refused the damaged (?P<device>{_DEVICE_RE}) report and took it when sent again"))
+def damaged_refused(cert: CertContext, device: str) -> None:
+    """The report sent with a damaged check was not acknowledged: the device had to send it again, and the copy
+    whose check holds was acknowledged (EQ-3). A server that does not check the integrity of its frames takes the
+    damaged copy, so the device sends it once.
+
+    Example: Then the server refused the damaged reader report and took it when sent again
+    """
+    rig = cert.running()
+    flips = forge.check_flips(rig, _DEVICES[device])
+    assert flips, f"no report of the {device} went out damaged (the report was never sent?)"
+    rid = rig.current_round()
+    for flip in flips:
+        what = f"the {device}'s report seq {flip.seq} with a damaged check: sent {flip.sends} time(s)"
+        what += ", acknowledged" if flip.delivered else ", never acknowledged"
+        what += "; expected refused, then the copy sent again taken"
+        cert.check("EQ-3", flip.delivered and flip.sends >= 2, what, rid)
+
+
+@when(
+    parsers.re(rf"the acknowledgement of the (?P<device>{_DEVICE_RE})'s next (?P<report>{_REPORT_RE}) report is lost")
+)
+def ack_lost(cert: CertContext, device: str, report: str) -> None:
+    """The server's first acknowledgement of the device's next report of this kind is lost on the way: the device
+    sends the same report again (same sequence number, same bytes), which the server must take for a duplicate. Not
+    applicable where the device's end cannot lose one (it lacks ``AckLosing``) or expects none.
+
+    Example: When the acknowledgement of the shaker's next drop report is lost
+    """
+    rig = _rig(cert)
+    _link_step(lambda: forge.lose_ack(rig, _DEVICES[device], _REPORTS[report]))
+
+
+@then(parsers.re(rf"the (?P<device>{_DEVICE_RE}) sent its (?P<report>{_REPORT_RE}) report again and it was taken"))
+def sent_again(cert: CertContext, device: str, report: str) -> None:
+    """The fault took effect: the acknowledgement was lost, the device sent the report again, and the server
+    acknowledged the copy (what the server made of it, the scenario's other Then steps decide).
+
+    Example: Then the shaker sent its drop report again and it was taken
+    """
+    lost = forge.acks_lost(cert.running(), _DEVICES[device])
+    assert lost, f"no acknowledgement of the {device}'s {report} report was lost (the report was never sent?)"
+    assert all(a.delivered for a in lost), f"the {device}'s report sent again was never acknowledged: {lost}"
+
+
+@when(parsers.re(rf"the (?P<device>{_DEVICE_RE}) line goes silent (?P<phase>{_PHASE_RE})"))
+def line_silent(cert: CertContext, link_faults: LinkFaults, device: str, phase: str) -> None:
+    """The device's line goes quiet (no byte, no error, the port open) for the rest of the scenario, from the moment
+    the table starts shaking, sees betting close, or reports the lift (before the reader's read of it): a line of its
+    own once the server has acknowledged what it reported until then, the device's address on a bus at once, the
+    other devices of the bus going on (:func:`~harness.bench.forge.silence`). Not applicable on a shared line whose
+    end cannot mute one device.
+
+    Example: When the reader line goes silent after the close
+    """
+    rig = _rig(cert)
+    src = _DEVICES[device]
+    try:
+        name = forge.line_of(rig, device)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    if len(forge.spec_of(rig, name).roles) > 1 and not isinstance(rig.emulated.hub.ports[name].end, Muting):
+        not_applicable(f"the {name} line carries other devices too, and its device end cannot mute the {device}")
+
+    def began(t: float) -> None:
+        link_faults.silenced_at, link_faults.silenced_line = t, f"{device} ({name})"
+
+    forge.on_table(rig, _PHASES[phase], lambda: forge.silence(rig, src, began))
+
+
+# ERR-1: a device line that goes quiet is an unexpected problem of the system; the server can know of it only by its
+# silence limit, and must then pause the round rather than wait for a report that will not come.
+@then(parsers.parse("the server paused round {n:d} within its silence limit of the line going silent"))
+def paused_on_silence(cert: CertContext, link_faults: LinkFaults, n: int) -> None:
+    """The server paused round n after the line went silent, and, on a server whose events are stamped with the
+    bench's clock, within the bench's silence limit (``timing.heartbeat_s``) plus :data:`SILENCE_SLACK_S` of it
+    (ERR-1).
+
+    Example: Then the server paused round 1 within its silence limit of the line going silent
+    """
+    rig = cert.running()
+    rid = cert.round_id(n)
+    t0 = link_faults.silenced_at
+    assert t0 is not None, "no line went silent (the table never reached the moment?)"
+    limit = rig.bench.timing.heartbeat_s
+    events = [e for e in rig.adapter.round_events() if e.round_id == rid]
+    pauses = [e for e in events if e.kind == RoundEventKind.PAUSED]
+    if not rig.adapter.clock_is_sim_time:
+        what = f"round {n}: the {link_faults.silenced_line} line went silent; the server paused it: {len(pauses)}"
+        cert.check("ERR-1", bool(pauses), what, rid)
+        return
+    late = [e.at - t0 for e in pauses if e.at >= t0 - SILENCE_SLACK_S]
+    within = any(d <= limit + SILENCE_SLACK_S for d in late)
+    seen = ", ".join(f"{d:.3f} s" for d in late) or "never"
+    what = f"round {n}: the {link_faults.silenced_line} line went silent at {t0:.3f}; expected a pause within "
+    what += f"{limit:g} s, the server paused it after {seen}"
+    cert.check("ERR-1", within, what, rid)
+
+
+@when(parsers.re(rf"the (?P<device>{_DEVICE_RE})'s next report is numbered last before its numbering wraps"))
+def numbered_last(cert: CertContext, device: str) -> None:
+    """The device's next report gets the last number of its line's sequence space and the one after it the first
+    (65,535 then 1 on a push link, 255 then 1 on a polled bus): a report after the wrap is a new report, never a
+    replay. Not applicable where the device's end cannot move its numbering (it lacks ``Renumbering``).
+
+    Example: When the reader's next report is numbered last before its numbering wraps
+    """
+    rig = _rig(cert)
+    _link_step(lambda: forge.number_last(rig, _DEVICES[device]))

@@ -227,11 +227,12 @@ def lift_reported_late(cert: CertContext, seconds: float) -> None:
     line ``seconds`` after the lift, with the device time of the lift: the reader's read of the revealed tokens
     reaches the server first, and the server must keep it until the lift it follows arrives (within its
     ``reorder_grace_s``, 0.5 s on the reference server; choose ``seconds`` below it, above the bench's reader
-    latency). Not applicable on a bench whose table has no bowl sensor.
+    latency). Not applicable on a bench whose table has no bowl sensor, or whose bowl line carries no event times.
 
     Example: When the bowl sensor reports the lift of this round only 0.3 seconds after the bowl comes off
     """
     rig = cert.running()
+    needs(cert, "event_times", "a lift reported late counts by the device time it carries", Source.BOWL)
     lose_reports(rig, Source.BOWL, BowlOff)
     number = rig.driver.rounds[rig.current_round()]
 

@@ -8,12 +8,25 @@ members; it need not inherit from the protocol.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
-from harness.wire.messages import Frame, Source
+from harness.wire.messages import Frame, Message, Source
 
-__all__ = ["Forging", "NoiseBodies", "NoiseFrames", "NoiseKind"]
+__all__ = [
+    "AckLosing",
+    "AddressForging",
+    "CheckFlip",
+    "CheckFlipping",
+    "Forging",
+    "LostAck",
+    "Muting",
+    "NoiseBodies",
+    "NoiseFrames",
+    "NoiseKind",
+    "Renumbering",
+]
 
 
 class NoiseKind(StrEnum):
@@ -91,4 +104,117 @@ class NoiseBodies(Protocol):
     def noise_body(self, kind: NoiseKind, src: Source, seq: int) -> bytes:
         """The body (before integrity and framing) of one frame of ``kind`` from ``src`` numbered ``seq``, which
         this map's decoder refuses. Raises EncodeError when ``src`` cannot send one."""
+        ...
+
+
+@runtime_checkable
+class AddressForging(Protocol):
+    """An end whose devices answer polls can put a frame in the reply of another of its devices, under that device's
+    address: a report of device ``frame.src`` sent from the address of device ``via`` (a result in the console's
+    reply), what a device that claims another's report would put on the line."""
+
+    def forge_at(self, frame: Frame, via: Source, now: float) -> int:
+        """Put ``frame`` (a data message of device ``frame.src``) in device ``via``'s next reply that is not an offer
+        again of an unacknowledged report, before its own answer, with ``via``'s address and the frame's own type,
+        round tag and event time, numbered like :meth:`Forging.forge`.
+
+        Returns:
+            the sequence number the frame went out with.
+
+        Raises:
+            ValueError: ``via`` is not a device of this line, or ``frame`` holds a control message.
+            EncodeError: the dialect cannot express the frame's message.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CheckFlip:
+    """A report whose first transmission had one bit of its integrity check flipped (:class:`CheckFlipping`):
+    its device, its sequence number, how many times it went out before the far end acknowledged it (the damaged copy
+    included) and whether it has been acknowledged."""
+
+    src: Source
+    seq: int
+    sends: int
+    delivered: bool
+
+
+@runtime_checkable
+class CheckFlipping(Protocol):
+    """The end can damage the integrity check of one of its own reports on the line: the body unchanged, one bit of
+    the check inverted, on the first transmission only (what a line error inside the check does). The report keeps
+    its number; its retransmission (or its next offer) is intact."""
+
+    def flip_check(self, src: Source) -> None:
+        """The next report device ``src`` sends for the first time goes out once with one bit of its check flipped.
+
+        Raises:
+            ValueError: the line does not carry ``src``, or its frames carry no check this end can damage.
+        """
+        ...
+
+    def check_flips(self) -> tuple[CheckFlip, ...]:
+        """Every report damaged so far (:meth:`flip_check`), in order."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LostAck:
+    """An acknowledgement the device did not get (:class:`AckLosing`): the report's device, its sequence number, its
+    message type, and whether the device has had it acknowledged since (its copy sent again reached the far end)."""
+
+    src: Source
+    seq: int
+    message: str
+    delivered: bool
+
+
+@runtime_checkable
+class AckLosing(Protocol):
+    """The end can lose the far end's acknowledgement of one of its reports on the way: the device never learns the
+    report arrived, so it sends it again, the same number and the same bytes, as the dialogue says."""
+
+    def lose_ack(self, src: Source, kind: type[Message]) -> None:
+        """The first acknowledgement of device ``src``'s next ``kind`` report is lost (for an acknowledgement carried
+        by the next request, as on a polled bus: that request's acknowledgement).
+
+        Raises:
+            ValueError: the line does not carry ``src``, or its dialogue acknowledges nothing.
+        """
+        ...
+
+    def acks_lost(self) -> tuple[LostAck, ...]:
+        """Every acknowledgement lost so far (:meth:`lose_ack`), in order."""
+        ...
+
+
+@runtime_checkable
+class Muting(Protocol):
+    """An end that carries several devices (a bus) can make one of them go quiet while the others go on."""
+
+    def mute(self, src: Source) -> None:
+        """From now on device ``src`` puts no byte on the line: it answers no request addressed to it and sends no
+        report; the far end can tell only by its silence limit. For the rest of the end's life.
+
+        Raises:
+            ValueError: the line does not carry ``src``.
+        """
+        ...
+
+
+@runtime_checkable
+class Renumbering(Protocol):
+    """The end can move a device's numbering on to the end of its sequence space, so that its next reports cross the
+    wrap (e.g. 65,535 then 1 on a push link, 255 then 1 on a polled bus)."""
+
+    def number_last(self, src: Source) -> tuple[int, int]:
+        """The next report device ``src`` numbers gets the last number of its space, the one after it the first.
+
+        Returns:
+            (the last number, the first number after the wrap).
+
+        Raises:
+            ValueError: the line does not carry ``src``.
+        """
         ...

@@ -5,8 +5,8 @@ Pure: no port, no wall clock, no server.
 Every check tests exactly what the dialect declares (:attr:`~harness.wire.dialects.base.Dialect.capabilities`): the
 random frames carry a round tag only when ``round_tags`` is declared, an event time only when ``event_times`` is,
 round ids in the declared ``round_ids`` form, HELLO only with ``identities``, ``CONSOLE TOKENS`` only with
-``token_sensor``; a token position, a problem reason or an OPEN's betting time that is not declared is not compared.
-Everything declared is compared.
+``token_sensor``, a read's per-token confidence only with ``confidence``; a token position, a problem reason, an
+OPEN's betting time or a read's confidence that is not declared is not compared. Everything declared is compared.
 
 What "pass" means, for a dialect's :meth:`~harness.wire.dialects.base.Dialect.codec` and line ends:
 
@@ -48,6 +48,7 @@ from harness.wire.messages import (
     CATALOGUE,
     TAGGABLE,
     BowlOff,
+    Confidence,
     Drop,
     DropItem,
     Frame,
@@ -67,6 +68,7 @@ from harness.wire.messages import (
     Source,
     TokensPlaced,
     VoidClause,
+    default_confidence,
 )
 
 _VALUE_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-"
@@ -87,10 +89,42 @@ def round_id(rng: random.Random, caps: ProtocolCapabilities) -> str:
     return _value(rng, LONGEST_TEXT_ROUND_ID)
 
 
-def _message(cls: type[Message], rng: random.Random, caps: ProtocolCapabilities | None = None) -> Message:
-    """A valid instance of ``cls`` with random field values; the round id of a lamp command in ``caps``' form."""
+def _one_confidence(rng: random.Random) -> float:
+    """A random confidence: exactly 0 or 1, three decimals as a camera writes them, or any float 0..1."""
+    draw = rng.random()
+    if draw < 0.2:
+        return 1.0
+    if draw < 0.35:
+        return 0.0
+    if draw < 0.65:
+        return rng.randint(0, 1000) / 1000
+    return rng.random()
+
+
+def random_confidence(faces: str, rng: random.Random, unsure: bool = False) -> Confidence:
+    """A random per-token confidence for a read of ``faces``: any value 0..1 for a ``U`` token; ``1.0`` for a token
+    read (R, W, S), which no threshold 0..1 reads as ``U``, or with ``unsure`` a random value for it too."""
+    values = [_one_confidence(rng) if unsure or f == "U" else 1.0 for f in faces]
+    return (values[0], values[1], values[2], values[3])
+
+
+def _message(
+    cls: type[Message], rng: random.Random, caps: ProtocolCapabilities | None = None, unsure: bool = False
+) -> Message:
+    """A valid instance of ``cls`` with random field values; the round id of a lamp command in ``caps``' form; a
+    read's confidence (:func:`random_confidence`) only when ``caps`` declares ``confidence``."""
     caps = caps or ProtocolCapabilities()
     token = rng.randint(0, 3)
+
+    def result() -> Result:
+        faces = "".join(rng.choice("RWSU") for _ in range(4))
+        overlap = rng.random() < 0.3
+        return Result(faces, overlap, random_confidence(faces, rng, unsure) if caps.confidence else None)
+
+    def rearranged() -> ReaderRearranged:
+        faces = "".join(rng.choice("RW") for _ in range(4))
+        return ReaderRearranged(faces, random_confidence(faces, rng, unsure) if caps.confidence else None)
+
     makers: dict[type[Message], Callable[[], Message]] = {
         Hello: lambda: Hello(_value(rng), 1, _value(rng)),
         BowlOff: lambda: BowlOff(True, token) if rng.random() < 0.5 else BowlOff(False, None),
@@ -99,8 +133,8 @@ def _message(cls: type[Message], rng: random.Random, caps: ProtocolCapabilities 
             if rng.random() < 0.4
             else Drop(rng.choice([DropItem.BOWL, DropItem.PLATE]), None)
         ),
-        Result: lambda: Result("".join(rng.choice("RWSU") for _ in range(4)), rng.random() < 0.3),
-        ReaderRearranged: lambda: ReaderRearranged("".join(rng.choice("RW") for _ in range(4))),
+        Result: result,
+        ReaderRearranged: rearranged,
         Problem: lambda: Problem(rng.choice(list(ProblemReason))),
         LampOpen: lambda: LampOpen(round_id(rng, caps), rng.randint(0, 86_400_000)),
         LampClose: lambda: LampClose(round_id(rng, caps)),
@@ -129,25 +163,33 @@ def carried(dialect: Dialect) -> list[tuple[Source, type[Message]]]:
 
 
 def random_frame(
-    src: Source, cls: type[Message], rng: random.Random, caps: ProtocolCapabilities, seq: int = 1, always: bool = False
+    src: Source,
+    cls: type[Message],
+    rng: random.Random,
+    caps: ProtocolCapabilities,
+    seq: int = 1,
+    always: bool = False,
+    unsure: bool = False,
 ) -> Frame:
     """A random frame of ``cls`` from ``src`` with what ``caps`` declares: a round tag (in the declared round id
     form) only with ``round_tags``, an event time (0 to 2³²−1 ms) only with ``event_times``, each on a taggable
-    report, on four frames in five (on every one when ``always``)."""
+    report, on four frames in five (on every one when ``always``); a read's per-token confidence only with
+    ``confidence`` (:func:`random_confidence`, ``unsure`` passed on)."""
     tagged = cls in TAGGABLE
     round_tag = round_id(rng, caps) if caps.round_tags and tagged and (always or rng.random() < 0.8) else None
     at = rng.randint(0, MAX_DEVICE_MS) if caps.event_times and tagged and (always or rng.random() < 0.8) else None
-    return Frame(seq=seq, src=src, message=_message(cls, rng, caps), round=round_tag, at=at)
+    return Frame(seq=seq, src=src, message=_message(cls, rng, caps, unsure), round=round_tag, at=at)
 
 
-def random_frames(dialect: Dialect, rng: random.Random, count: int) -> list[Frame]:
+def random_frames(dialect: Dialect, rng: random.Random, count: int, unsure: bool = False) -> list[Frame]:
     """``count`` random frames (:func:`random_frame`) of the messages :func:`carried` lists, cycling over them so
-    each appears. Raises ValueError when the dialect carries no data message."""
+    each appears; ``unsure``: a read may be unsure of the tokens it reads too (:func:`random_confidence`). Raises
+    ValueError when the dialect carries no data message."""
     kinds = carried(dialect)
     if not kinds:
         raise ValueError(f"dialect {dialect.name!r} carries no data message (carries: {sorted(dialect.carries)})")
     caps = dialect.capabilities
-    return [random_frame(*kinds[i % len(kinds)], rng, caps, seq=(i % 250) + 1) for i in range(count)]
+    return [random_frame(*kinds[i % len(kinds)], rng, caps, seq=(i % 250) + 1, unsure=unsure) for i in range(count)]
 
 
 #: What :func:`semantic` keys a frame on: sender, message (undeclared fields blanked), round tag, event time.
@@ -158,16 +200,24 @@ def semantic(frame: Frame, caps: ProtocolCapabilities | None = None) -> Semantic
     """What a dialect declaring ``caps`` (default: everything the ASCII protocol carries) must carry unchanged:
     sender and message, the round tag when it declares ``round_tags``, the event time when it declares
     ``event_times``. Of the message, a token position (``BOWL OFF``, ``SHAKER DROP``), a problem reason or an OPEN's
-    betting time is blanked (None) when the dialect does not declare it."""
+    betting time is blanked (None) when the dialect does not declare it; a read's confidence is blanked when it does
+    not declare ``confidence``, and otherwise always given (a read that gives none means
+    :func:`~harness.wire.messages.default_confidence`)."""
     caps = caps or ProtocolCapabilities()
     msg: Message = frame.message
-    blank: dict[str, None] = {}
+    blank: dict[str, object] = {}
     if isinstance(msg, BowlOff | Drop) and not caps.positions:
         blank["token"] = None
     elif isinstance(msg, Problem) and not caps.problem_reasons:
         blank["reason"] = None
     elif isinstance(msg, LampOpen) and not caps.betting_time_on_open:
         blank["ms"] = None
+    elif isinstance(msg, Result | ReaderRearranged):
+        if not caps.confidence:
+            if msg.confidence is not None:
+                blank["confidence"] = None
+        elif msg.confidence is None and isinstance(msg.faces, str) and len(msg.faces) == 4:
+            blank["confidence"] = default_confidence(msg.faces)
     if blank:
         msg = replace(msg, **blank)
     return (
@@ -272,12 +322,20 @@ def golden_skipped() -> CheckResult:
 def check_round_trip(dialect: Dialect, seed: int = 0, count: int = 2000) -> CheckResult:
     """decode(encode(f)) keeps everything the dialect declares (:func:`semantic`) for ``count`` random frames of
     every carried message (:func:`random_frames`). An encoder that refuses or raises on a frame within the
-    declaration, or a decoder that raises, fails the case, named."""
+    declaration, or a decoder that raises, fails the case, named.
+
+    With ``confidence`` declared, reads carry random confidences, unsure ones included, and the round trip keeps
+    each one exactly; a decoder may read a token ``U`` that was sent unsure, and refuse a re-read unsure of a token
+    (:func:`_read_trip`), as long as one threshold explains every such decision of the run (one more case: every
+    token it read ``U``, or every re-read it refused, less sure than every token it kept)."""
     caps = dialect.capabilities
 
     def body(result: CheckResult) -> None:
         codec = dialect.codec()
-        for frame in random_frames(dialect, random.Random(f"xocdia-dialect-check/{seed}"), count):
+        sure: list[float] = []  # the confidences of the tokens the decoder kept as sent
+        unsure: list[float] = []  # the confidences it read U, and the least of each re-read it refused
+        rng = random.Random(f"xocdia-dialect-check/{seed}")
+        for frame in random_frames(dialect, rng, count, unsure=caps.confidence):
             result.cases += 1
             try:
                 raw = codec.encode(frame)
@@ -292,10 +350,59 @@ def check_round_trip(dialect: Dialect, seed: int = 0, count: int = 2000) -> Chec
             except Exception as exc:  # a decoder must never raise: report it as a failure, named
                 result.fail(f"{raw.hex()}: decoder raised {type(exc).__name__}: {exc}")
                 continue
-            if [semantic(f, caps) for f in got] != [semantic(frame, caps)]:
+            if caps.confidence and isinstance(frame.message, Result | ReaderRearranged):
+                why = _read_trip(frame, got, caps, sure, unsure)
+                if why:
+                    result.fail(f"{frame}: {why}")
+            elif [semantic(f, caps) for f in got] != [semantic(frame, caps)]:
                 result.fail(f"{frame}: round trip gave {got}")
+        if sure and unsure:
+            result.cases += 1
+            if max(unsure) >= min(sure):
+                result.fail(
+                    f"no one threshold explains the reads: a token at confidence {max(unsure)!r} was read U (or"
+                    f" refused) while one at {min(sure)!r} was kept"
+                )
 
     return guarded(CheckResult("round trip"), body)
+
+
+def _read_trip(
+    frame: Frame, got: list[Frame], caps: ProtocolCapabilities, sure: list[float], unsure: list[float]
+) -> str:
+    """Why the decoding ``got`` of a read ``frame`` with a confidence is wrong, or "": the confidence comes back
+    exactly, and every face as sent, but that a token read R, W or S may come back ``U`` (a result) or make the
+    re-read refused (no frame) when it was sent below full confidence. Adds the confidences of the tokens kept to
+    ``sure``, of those read U (and the least of a refused re-read) to ``unsure``."""
+    want = semantic(frame, caps)
+    sent = want[1]
+    assert isinstance(sent, Result | ReaderRearranged) and sent.confidence is not None  # semantic gives it
+    confidence = sent.confidence
+    if not got and isinstance(sent, ReaderRearranged):
+        if min(confidence) >= 1.0:
+            return "a re-read sure of every token was refused"
+        unsure.append(min(confidence))
+        return ""
+    if len(got) != 1:
+        return f"round trip gave {got}"
+    have = semantic(got[0], caps)
+    back = have[1]
+    if not isinstance(back, type(sent)) or back.confidence != confidence:
+        return f"round trip gave {got} (the confidence must come back as sent)"
+    kept: list[float] = []
+    lost: list[float] = []
+    for i, (face, face_back) in enumerate(zip(sent.faces, back.faces, strict=True)):
+        if face == "U" or face == face_back:
+            kept += [] if face == "U" else [confidence[i]]
+        elif face_back == "U" and isinstance(sent, Result) and confidence[i] < 1.0:
+            lost.append(confidence[i])
+        else:
+            return f"round trip gave {got} (token {i}: {face} came back {face_back})"
+    if have != (want[0], replace(sent, faces=back.faces), want[2], want[3]):
+        return f"round trip gave {got}"
+    sure += kept
+    unsure += lost
+    return ""
 
 
 def check_fuzz(dialect: Dialect, seed: int = 0, streams: int = 200, integrity: bool | None = None) -> CheckResult:

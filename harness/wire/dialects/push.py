@@ -26,21 +26,57 @@ from harness.wire.dialects.base import (
     RoleEvent,
     ServerEnd,
 )
-from harness.wire.dialects.capabilities import NoiseBodies, NoiseFrames, NoiseKind
+from harness.wire.dialects.capabilities import CheckFlip, LostAck, NoiseBodies, NoiseFrames, NoiseKind
 from harness.wire.frame_errors import BadFrame, EncodeError
 from harness.wire.line_events import LinkChanged, LinkEvent, Received, Rejected
-from harness.wire.link import Link
-from harness.wire.messages import CATALOGUE, DEVICES, LAMP_COMMANDS, Frame, Hello, Message, Source
+from harness.wire.link import SEQ_SPACE, Link
+from harness.wire.messages import CATALOGUE, DEVICES, LAMP_COMMANDS, Frame, Heartbeat, Hello, Message, Source
 
 #: Every data message a device may send (what a server end accepts).
 DEVICE_REPORTS: frozenset[type[Message]] = frozenset(
     cls for (src, _t), cls in CATALOGUE.items() if src in DEVICES and not cls.CONTROL and cls is not Hello
 )
 #: The link's sequence numbers: 1..LINK_SEQS, then 1 again (and 1 after every reopen).
-LINK_SEQS = 65_535
+LINK_SEQS = SEQ_SPACE
 #: Forged frames are numbered this far ahead of the link's next number (half its space): the line's own device
 #: reaches them only after that many frames on one connection.
 FORGED_GAP = 32_768
+
+
+def check_flipper(codec: FrameCodec) -> Callable[[bytes], bytes] | None:
+    """How to flip one bit of the integrity check of ``codec``'s frames, the body unchanged: for a composed codec
+    the last byte of the sealed frame (a check appended by its :class:`~harness.wire.dialects.base.Integrity`), framed
+    again; for the text envelope of docs/protocol.md §2 (``...*CRC\\r\\n``) the low bit of the CRC, written again in
+    hex. None when the codec's frames carry no check this knows how to reach (an integrity of none included)."""
+    if isinstance(codec, ComposedCodec):
+        if codec.integrity.seal(b"x") == b"x":
+            return None
+        framer_factory = codec.framer_factory
+
+        def flip_sealed(raw: bytes) -> bytes:
+            pieces = framer_factory().feed(raw)
+            sealed = pieces[0] if pieces and isinstance(pieces[0], bytes) else None
+            if sealed is None:
+                return raw
+            return bytes(framer_factory().wrap(sealed[:-1] + bytes((sealed[-1] ^ 1,))))
+
+        return flip_sealed
+    try:
+        probe = codec.encode(Frame(0, Source.SERVER, Heartbeat()))  # a codec of its own: the text envelope?
+    except EncodeError:
+        return None
+    return _flip_text_crc if _flip_text_crc(probe) != probe else None
+
+
+def _flip_text_crc(raw: bytes) -> bytes:
+    """``raw`` (``$body*XXXX\\r\\n``) with the low bit of its CRC flipped; other bytes are returned as they are."""
+    if len(raw) < 8 or raw[-7:-6] != b"*" or not raw.endswith(b"\r\n"):
+        return raw
+    try:
+        crc = int(raw[-6:-2], 16)
+    except ValueError:
+        return raw
+    return raw[:-6] + b"%04X\r\n" % (crc ^ 1)
 
 
 def noise_maker(codec: FrameCodec) -> Callable[[NoiseKind, Source, int], bytes] | None:
@@ -129,6 +165,46 @@ class PushDeviceEnd(DeviceEnd):
         assert self._noise is not None  # noise_kinds() is empty without it
         self._forged += self._noise(kind, src, seq)
         return seq
+
+    # --- link faults (capabilities CheckFlipping, AckLosing, Renumbering) ---------------------------------------
+    def _own(self, src: Source) -> None:
+        if src is not self.src:
+            raise ValueError(f"this line carries {self.src.value}, not {src.value}")
+
+    def flip_check(self, src: Source) -> None:
+        """The device's next data frame goes out once with one bit of its check flipped (:func:`check_flipper`);
+        the link retransmits it intact when no ACK comes. Raises ValueError (another device, or no check)."""
+        self._own(src)
+        flipper = check_flipper(self.codec)
+        if flipper is None:
+            raise ValueError(f"{self.dialect_name}: its frames carry no integrity check the bench can damage")
+        self.link.damage_next(flipper)
+
+    def check_flips(self) -> tuple[CheckFlip, ...]:
+        """The frames sent damaged so far; one still unacknowledged counts its transmissions so far."""
+        flight = self.link.inflight
+        out = []
+        for seq, sends, delivered in self.link.damaged:
+            if not delivered and flight is not None and flight.damaged and flight.seq == seq:
+                sends = flight.tries + 1
+            out.append(CheckFlip(self.src, seq, sends, bool(delivered)))
+        return tuple(out)
+
+    def lose_ack(self, src: Source, kind: type[Message]) -> None:
+        """The first ACK of the device's next ``kind`` report is lost: the link retransmits it after its retry time
+        (same seq, same bytes). Raises ValueError (another device, or a fire-and-forget line)."""
+        self._own(src)
+        self.link.lose_ack(kind)
+
+    def acks_lost(self) -> tuple[LostAck, ...]:
+        return tuple(LostAck(self.src, seq, m.TYPE, d[0]) for seq, m, d in self.link.lost_acks)
+
+    def number_last(self, src: Source) -> tuple[int, int]:
+        """The link's next data frame is numbered :data:`LINK_SEQS`, the one after it 1. Raises ValueError (another
+        device)."""
+        self._own(src)
+        self.link.number_from(LINK_SEQS)
+        return LINK_SEQS, 1
 
     def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
         if src is not self.src:

@@ -146,6 +146,8 @@ _BY_CLASS_FIELD: dict[tuple[str, str], Codec] = {
 def _layout(cls: type[Message]) -> tuple[tuple[str, Codec], ...]:
     out = []
     for f in fields(cls):
+        if f.name == "confidence":
+            continue  # a read's per-token confidence is not in the text protocol (§6): xocdia-ascii drops it
         codec = _BY_CLASS_FIELD.get((cls.__name__, f.name)) or _BY_NAME[f.name]
         out.append((f.name, codec))
     return tuple(out)

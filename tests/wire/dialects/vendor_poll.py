@@ -7,9 +7,9 @@ device (``POLL`` acknowledging the last report it got), the device answers with 
 ``NOTHING``; the server writes lamp commands and the lamp answers ``ACK``.
 
 What the protocol does not carry (:attr:`VendorPollDialect.capabilities`): no round tag and no event time on
-reports, no betting time on ``OPEN`` (the lamp shows betting open until ``CLOSE``: it decodes with the longest
-betting time, :data:`UNTIL_CLOSE` ms), no HELLO (no identities), no token sensor (``CONSOLE TOKENS``); round ids are
-unsigned 32-bit numbers.
+reports, no betting time on ``OPEN`` (it decodes with ``ms`` 0, :data:`NO_BETTING_TIME`: the bench's lamp, told by
+the declaration, shows betting open until ``CLOSE``), no HELLO (no identities), no token sensor (``CONSOLE TOKENS``);
+round ids are unsigned 32-bit numbers.
 """
 
 from __future__ import annotations
@@ -101,8 +101,8 @@ CODE_OF = {cls: code for code, (_src, cls) in CODES.items()}
 ITEMS, REASONS = tuple(DropItem), tuple(ProblemReason)
 RESHAKES, CLAUSES = tuple(ReshakeReason), tuple(VoidClause)
 NO_TOKEN = 0xFF
-#: The betting time an OPEN decodes with: the longest a round may take (a day), so the lamp waits for CLOSE.
-UNTIL_CLOSE = 86_400_000
+#: The betting time an OPEN decodes with: none is on the wire (``betting_time_on_open`` is not declared).
+NO_BETTING_TIME = 0
 
 
 class Xor(Integrity):
@@ -261,7 +261,7 @@ class VendorMap(MessageMap):
             msg = Problem(REASONS[p[0]])
         elif cls is LampOpen:
             size(4)
-            msg = LampOpen(round_id(), UNTIL_CLOSE)
+            msg = LampOpen(round_id(), NO_BETTING_TIME)
         elif cls is LampReshake:
             size(5)
             msg = LampReshake(round_id(), RESHAKES[p[4]])

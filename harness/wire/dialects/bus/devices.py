@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from harness.wire.dialects.base import DeviceEnd, Dialect, EndSettings, LineSpec, RoleEvent
 from harness.wire.dialects.bus.catalogue import ADDRESS, CODE_OF, EPS, MAX_SEQ, NAK, REPORT_CODES, Poll, next_seq
 from harness.wire.dialects.bus.codec import CODEC
-from harness.wire.dialects.capabilities import NoiseKind
+from harness.wire.dialects.capabilities import CheckFlip, LostAck, NoiseKind
 from harness.wire.frame_errors import BadFrame, EncodeError, ErrorReason
 from harness.wire.line_events import Delivered, LinkChanged, Received, Rejected
 from harness.wire.messages import (
@@ -98,6 +98,8 @@ class _Report:
     at: int | None = None
     seq: int = 0
     raw: bytes = b""
+    damaged: bool = False  # its first offer goes out with one bit of its CRC flipped (flip_check)
+    lose_ack: bool = False  # the first POLL that acknowledges it is taken for one that does not (lose_ack)
 
 
 @dataclass(slots=True)
@@ -116,6 +118,9 @@ class _Unit:
     forged: deque[bytes] = field(default_factory=deque)  # forged frames from this device, each one POLL's answer
     forged_count: int = 0
     last_forged: int = 0
+    flip_due: bool = False  # its next fresh report goes out first with a damaged CRC
+    lose_of: type[Message] | None = None  # the first acknowledgement of its next report of this kind is lost
+    muted: bool = False  # gone quiet (mute): it neither hears nor answers requests addressed to it
 
 
 class BusDeviceEnd(DeviceEnd):
@@ -132,6 +137,8 @@ class BusDeviceEnd(DeviceEnd):
         self._events: list[RoleEvent] = []
         self._stray: deque[bytes] = deque()  # forged frames from devices not on this line: any POLL's answer
         self._stray_count = 0
+        self._flips: list[tuple[Source, int, list[int]]] = []  # (device, seq, [offers, acknowledged]) per damage
+        self._lost: list[tuple[Source, int, str, list[bool]]] = []  # per lost acknowledgement
 
     def open(self, now: float) -> None:
         self.opened = True
@@ -169,14 +176,14 @@ class BusDeviceEnd(DeviceEnd):
                 unit = self.units.get(msg.device)
                 if unit is None:
                     self._reject(item, first, f"POLL to {msg.device.value}, which is not on this line")
-                else:
+                elif not unit.muted:
                     self._seen(unit, now)
                     self._answer_poll(unit, msg.ack)
             elif type(msg) in LAMP_COMMANDS:
                 unit = self.units.get(Source.LAMP)
                 if unit is None:
                     self._reject(item, first, "a lamp command, and the lamp is not on this line")
-                else:
+                elif not unit.muted:
                     self._seen(unit, now)
                     self._answer_write(unit, item)
             else:
@@ -194,7 +201,11 @@ class BusDeviceEnd(DeviceEnd):
 
     def _answer_poll(self, unit: _Unit, ack: int) -> None:
         flight = unit.flight
-        if flight is not None and ack == flight.seq:
+        if flight is not None and ack == flight.seq and flight.lose_ack:
+            flight.lose_ack = False  # the acknowledgement is lost: the same report is offered again
+            self._lost.append((unit.role, flight.seq, flight.message.TYPE, [False]))
+        elif flight is not None and ack == flight.seq:
+            self._delivered(unit, flight)
             self._events.append((unit.role, Delivered(ack, flight.message)))
             unit.flight = flight = None
         if unit.hello_due:  # the first answer after (re)opening is HELLO; an unacknowledged report waits behind it
@@ -212,9 +223,81 @@ class BusDeviceEnd(DeviceEnd):
         if not flight.seq:
             flight.seq, unit.next_seq = unit.next_seq, next_seq(unit.next_seq)
             flight.raw = CODEC.encode(Frame(flight.seq, unit.role, flight.message, round=flight.round, at=flight.at))
-        self._out += flight.raw
+            if not isinstance(flight.message, Hello):
+                self._arm_faults(unit, flight)
+        self._out += self._offer(unit, flight)
         if not self.require_ack:  # fire and forget: offered once
             unit.flight = None
+
+    # --- link faults (capabilities CheckFlipping, AckLosing, Renumbering) ---------------------------------------
+    def _arm_faults(self, unit: _Unit, flight: _Report) -> None:
+        """Give a report offered for the first time the faults asked of its device."""
+        if unit.flip_due:
+            unit.flip_due = False
+            flight.damaged = True
+            self._flips.append((unit.role, flight.seq, [0, 0]))
+        if unit.lose_of is not None and isinstance(flight.message, unit.lose_of):
+            unit.lose_of = None
+            flight.lose_ack = True
+
+    def _offer(self, unit: _Unit, flight: _Report) -> bytes:
+        """The bytes of one offer of ``flight``: its first offer damaged when it was armed so (then intact)."""
+        for role, seq, record in self._flips:
+            if role is unit.role and seq == flight.seq and not record[1]:
+                record[0] += 1
+        if not flight.damaged:
+            return flight.raw
+        flight.damaged = False
+        raw = flight.raw  # START LEN body CRClo CRChi (docs/dialects/xocdia-bus.md §2)
+        return raw[:-1] + bytes((raw[-1] ^ 1,))  # the CRC's high byte, one bit inverted
+
+    def _delivered(self, unit: _Unit, flight: _Report) -> None:
+        for role, seq, record in self._flips:
+            if role is unit.role and seq == flight.seq:
+                record[1] = 1
+        for role, seq, _type, done in self._lost:
+            if role is unit.role and seq == flight.seq:
+                done[0] = True
+
+    def _unit(self, src: Source) -> _Unit:
+        unit = self.units.get(src)
+        if unit is None:
+            raise ValueError(f"this line carries {', '.join(r.value for r in self.roles)}, not {src.value}")
+        return unit
+
+    def flip_check(self, src: Source) -> None:
+        """Device ``src``'s next report offered for the first time goes out with one bit of its CRC inverted; the
+        master refuses it and repeats its POLL (same acknowledgement), and the device offers the report again,
+        intact. Raises ValueError (a device the line does not carry)."""
+        self._unit(src).flip_due = True
+
+    def check_flips(self) -> tuple[CheckFlip, ...]:
+        """The reports damaged so far, with how many times each was offered before a POLL acknowledged it."""
+        return tuple(CheckFlip(role, seq, record[0], bool(record[1])) for role, seq, record in self._flips)
+
+    def lose_ack(self, src: Source, kind: type[Message]) -> None:
+        """The first POLL that acknowledges device ``src``'s next ``kind`` report is answered as if its
+        acknowledgement were lost: the device offers the same report again (same seq, same bytes), and the master
+        must take it for a duplicate. Raises ValueError (a device the line does not carry, or fire and forget)."""
+        unit = self._unit(src)
+        if not self.require_ack:
+            raise ValueError("fire and forget: the devices expect no acknowledgement to lose")
+        unit.lose_of = kind
+
+    def acks_lost(self) -> tuple[LostAck, ...]:
+        return tuple(LostAck(role, seq, type_, done[0]) for role, seq, type_, done in self._lost)
+
+    def mute(self, src: Source) -> None:
+        """Device ``src`` goes quiet (:class:`~harness.wire.dialects.capabilities.Muting`): it answers no POLL or
+        WRITE addressed to it from now on (its reports wait, unsent); the other devices go on. Raises ValueError (a
+        device the line does not carry)."""
+        self._unit(src).muted = True
+
+    def number_last(self, src: Source) -> tuple[int, int]:
+        """Device ``src``'s next report is numbered 255 (:data:`MAX_SEQ`), the one after it 1. Raises ValueError (a
+        device the line does not carry)."""
+        self._unit(src).next_seq = MAX_SEQ
+        return MAX_SEQ, next_seq(MAX_SEQ)
 
     def _answer_write(self, unit: _Unit, frame: Frame) -> None:
         # a repeat is the same write byte for byte; a restarted master numbers its writes from 1 again, so a new
@@ -285,6 +368,21 @@ class BusDeviceEnd(DeviceEnd):
             raise ValueError(f"{frame.message.TYPE} is a control message; a forged frame is a data frame")
         seq = self.forged_seq(frame.src)
         self._put_forged(frame.src, CODEC.encode(replace(frame, seq=seq)))
+        return seq
+
+    def forge_at(self, frame: Frame, via: Source, now: float) -> int:
+        """Queue ``frame`` as a forged answer of device ``via`` (:class:`~harness.wire.dialects.capabilities.
+        AddressForging`): its bytes are ``frame``'s, numbered :meth:`forged_seq` of ``via``, with ``via``'s address
+        in place of its sender's and the CRC sealed again (a report type that address does not carry, which a
+        master refuses as ``type``: docs/dialects/xocdia-bus.md §6 and §9). Raises ValueError (``via`` not on the line,
+        or a control message) or EncodeError (the bus cannot carry the message)."""
+        if frame.message.CONTROL:
+            raise ValueError(f"{frame.message.TYPE} is a control message; a forged frame is a data frame")
+        unit = self._unit(via)
+        seq = self.forged_seq(via)
+        raw = CODEC.encode(replace(frame, seq=seq))  # START LEN ADDR TYPE SEQ payload CRClo CRChi (§2)
+        body = bytes((ADDRESS[via],)) + raw[3:-2]
+        unit.forged.append(_FRAMER.wrap(CODEC.integrity.seal(body)))
         return seq
 
     def noise_kinds(self) -> frozenset[NoiseKind]:

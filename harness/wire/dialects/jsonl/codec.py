@@ -29,6 +29,8 @@ from harness.wire.messages import (
     ReaderRearranged,
     Result,
     Source,
+    check_confidence,
+    default_confidence,
 )
 from harness.wire.text import parse_frame
 from harness.wire.text.envelope import crc16
@@ -179,8 +181,16 @@ class LineFramer(Framer):
 # --- message map --------------------------------------------------------------------------------------------------
 
 
-def _conf_text(faces: str) -> str:
-    return ",".join("0.0" if f == "U" else "1.0" for f in faces)
+def _conf_text(kind: str, faces: str, confidence: object) -> str:
+    """The ``confidence`` list's inside: the read's own values, or :func:`default_confidence` when it gives none.
+    Raises EncodeError naming ``confidence`` for a value that is not four numbers 0..1."""
+    if confidence is None:
+        return ",".join("0.0" if f == "U" else "1.0" for f in faces)
+    try:
+        values = check_confidence(confidence)
+    except ValueError as exc:
+        raise EncodeError(f"{kind}: {exc}") from None
+    return ",".join(repr(c) for c in values)  # repr: the shortest text that reads back as the same float
 
 
 class JsonlMap(MessageMap):
@@ -229,7 +239,7 @@ class JsonlMap(MessageMap):
                 if type(msg.overlap) is not bool:
                     raise EncodeError(f"result: overlap must be a bool, got {msg.overlap!r}")
                 body += ',"overlap":true' if msg.overlap else ',"overlap":false'
-            body += f',"confidence":[{_conf_text(faces)}]'
+            body += f',"confidence":[{_conf_text(kind, faces, msg.confidence)}]'
             if frame.round is not None:
                 if not (isinstance(frame.round, str) and _VALUE.match(frame.round)):
                     raise EncodeError(f"{kind}: round must be 1 to 32 characters of A-Z a-z 0-9 . _ : -")
@@ -335,15 +345,18 @@ class JsonlMap(MessageMap):
                     f" below {self.min_confidence:g}",
                 )
             faces = "".join("U" if i in low else f for i, f in enumerate(faces))
+        # the read's own values, or None where they are what a read of these faces giving none means: one read, one
+        # frame, which encodes back to a line that decodes to it again
+        carried = None if tuple(confidence) == default_confidence(faces) else check_confidence(confidence)
         round_tag = _text(obj, "round") if "round" in obj else None
         at = _int(obj, "ts", 0, MAX_TS) if "ts" in obj else None
         if kind == "result":
             overlap = obj["overlap"]
             if type(overlap) is not bool:
                 raise _Bad(ErrorReason.FIELD, f"overlap: must be true or false, got {_show(overlap)}")
-            msg = Result(faces, overlap)
+            msg = Result(faces, overlap, carried)
         else:
-            msg = ReaderRearranged(faces)
+            msg = ReaderRearranged(faces, carried)
         return Frame(seq, src, msg, round=round_tag, at=at)
 
 
@@ -358,14 +371,24 @@ _TYPE_OF: dict[type[Message], str] = {
 
 
 def golden_frame(case: Mapping[str, Any], line: int = 0) -> Frame:
-    """The frame a golden vector names: ``seq`` and ``message``, read through the ASCII protocol's parser. Raises
-    ValueError naming the line when it does not parse."""
+    """The frame a golden vector names: ``seq`` and ``message``, read through the ASCII protocol's parser, and for a
+    read the ``confidence`` it carries when the vector gives one (a read whose confidence is not the default, which
+    the ASCII words cannot say). Raises ValueError naming the line when it does not parse or its confidence is not
+    four numbers 0..1 on a read."""
     seq = int(case["seq"])
     body = f"1 {min(seq, 1)} {case['message']}".encode("ascii")  # the ASCII parser stops at seq 65535
     parsed = parse_frame(b"$%s*%04X\r\n" % (body, crc16(body)))
     if isinstance(parsed, BadFrame):
         raise ValueError(f"golden vector line {line}: {parsed.reason.value}: {parsed.detail}")
-    return replace(parsed, seq=seq)
+    frame = replace(parsed, seq=seq)
+    if "confidence" in case:
+        if not isinstance(frame.message, Result | ReaderRearranged):
+            raise ValueError(f"golden vector line {line}: confidence: only a result or rearranged read carries one")
+        try:
+            frame = replace(frame, message=replace(frame.message, confidence=check_confidence(case["confidence"])))
+        except ValueError as exc:
+            raise ValueError(f"golden vector line {line}: {exc}") from None
+    return frame
 
 
 def jsonl_codec(min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> FrameCodec:

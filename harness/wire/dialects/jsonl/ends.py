@@ -121,6 +121,15 @@ class ReaderEnd(DeviceEnd):
             self._emit(raw, now)
         return seq
 
+    # --- renumbering (harness.wire.dialects.capabilities.Renumbering) -------------------------------------------
+    def number_last(self, src: Source) -> tuple[int, int]:
+        """The reader's next data object is numbered :data:`MAX_SEQ`, the last of its run; the one after it opens a new
+        run, introduced by a hello numbered 1 (docs/dialects/xocdia-jsonl.md). Raises ValueError for another device."""
+        if src is not Source.READER:
+            raise ValueError(f"this line carries READER, not {src.value}")
+        self._next_seq = MAX_SEQ
+        return MAX_SEQ, 1
+
     def noise_kinds(self) -> frozenset[NoiseKind]:
         """Every kind (:func:`noise_object`)."""
         return frozenset(NoiseKind)
