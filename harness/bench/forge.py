@@ -34,7 +34,7 @@ from typing import Protocol
 
 from harness.bench.devices.translate import Report
 from harness.bench.rig import Rig
-from harness.wire.dialects.base import DeviceEnd, LineSpec, RoleEvent
+from harness.wire.dialects.base import DelegatingDeviceEnd, DeviceEnd, LineSpec
 from harness.wire.dialects.capabilities import (
     AckLosing,
     AddressForging,
@@ -297,41 +297,13 @@ def number_last(rig: Rig, src: Source) -> tuple[int, int]:
     return last, first
 
 
-class _Silenced(DeviceEnd):
+class _Silenced(DelegatingDeviceEnd):
     """A device end gone mute: it runs as ``inner`` does, hearing the far end, but every byte it would put on the line
     is dropped (bytes already written are on the wire). No error, no close: the port stays open and quiet."""
-
-    def __init__(self, inner: DeviceEnd) -> None:
-        self.inner = inner
-        self.roles = inner.roles
-
-    def open(self, now: float) -> None:
-        self.inner.open(now)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
-        self.inner.send(src, message, now, round, at)
-
-    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
-        return self.inner.receive(data, now)
-
-    def poll(self, now: float) -> list[RoleEvent]:
-        return self.inner.poll(now)
-
-    def next_deadline(self) -> float | None:
-        return self.inner.next_deadline()
 
     def take_output(self) -> bytes:
         self.inner.take_output()  # dropped: nothing reaches the line
         return b""
-
-    def take_events(self) -> list[RoleEvent]:
-        return self.inner.take_events()
-
-    def pending(self) -> int:
-        return self.inner.pending()
 
 
 def silence(rig: Rig, src: Source, began: Callable[[float], None] | None = None) -> None:

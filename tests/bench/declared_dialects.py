@@ -4,7 +4,7 @@ report the table hands them (role, message, round tag, event time) before passin
 from __future__ import annotations
 
 from harness.wire.dialects.ascii import AsciiDialect
-from harness.wire.dialects.base import DeviceEnd, EndSettings, LineSpec, ProtocolCapabilities, RoleEvent
+from harness.wire.dialects.base import DelegatingDeviceEnd, DeviceEnd, EndSettings, LineSpec, ProtocolCapabilities
 from harness.wire.messages import Message, Source
 from tests.wire.dialects.vendor_poll import VendorPollDialect
 
@@ -12,41 +12,16 @@ from tests.wire.dialects.vendor_poll import VendorPollDialect
 Sent = tuple[Source, Message, str | None, int | None]
 
 
-class RecordingEnd(DeviceEnd):
+class RecordingEnd(DelegatingDeviceEnd):
     """A device end that keeps each report it is handed in :attr:`sent`, then passes everything to ``inner``."""
 
     def __init__(self, inner: DeviceEnd) -> None:
-        self.inner = inner
-        self.roles = inner.roles
+        super().__init__(inner)
         self.sent: list[Sent] = []
-
-    def open(self, now: float) -> None:
-        self.inner.open(now)
-
-    def close(self) -> None:
-        self.inner.close()
 
     def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
         self.sent.append((src, message, round, at))
         self.inner.send(src, message, now, round, at)
-
-    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
-        return self.inner.receive(data, now)
-
-    def poll(self, now: float) -> list[RoleEvent]:
-        return self.inner.poll(now)
-
-    def next_deadline(self) -> float | None:
-        return self.inner.next_deadline()
-
-    def take_output(self) -> bytes:
-        return self.inner.take_output()
-
-    def take_events(self) -> list[RoleEvent]:
-        return self.inner.take_events()
-
-    def pending(self) -> int:
-        return self.inner.pending()
 
 
 class BareVendor(VendorPollDialect):

@@ -282,6 +282,43 @@ class DeviceEnd(ABC):
         """Messages queued or unacknowledged (0 when the server has everything)."""
 
 
+class DelegatingDeviceEnd(DeviceEnd):
+    """A device end that does what ``inner`` does: the base of a wrapper that changes one part of an end (drops its
+    output, records what it sends, hides an optional capability) and passes the rest on. It offers none of
+    ``inner``'s optional capabilities unless a subclass adds them."""
+
+    def __init__(self, inner: DeviceEnd) -> None:
+        self.inner = inner
+        self.roles = inner.roles
+
+    def open(self, now: float) -> None:
+        self.inner.open(now)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+        self.inner.send(src, message, now, round, at)
+
+    def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        return self.inner.receive(data, now)
+
+    def poll(self, now: float) -> list[RoleEvent]:
+        return self.inner.poll(now)
+
+    def next_deadline(self) -> float | None:
+        return self.inner.next_deadline()
+
+    def take_output(self) -> bytes:
+        return self.inner.take_output()
+
+    def take_events(self) -> list[RoleEvent]:
+        return self.inner.take_events()
+
+    def pending(self) -> int:
+        return self.inner.pending()
+
+
 class ServerEnd(ABC):
     """A server's end of one line, speaking the dialect: what the conformance kit talks to, and what carries a lab's
     dialect to the in-process reference engine. Delivers each new device report once, as a semantic frame."""
