@@ -22,6 +22,7 @@ from dataclasses import dataclass, fields, replace
 from fractions import Fraction
 from pathlib import Path
 
+from harness.docblock import replace_block
 from harness.errors import InputError
 from harness.judge.paytable import PAYTABLE, STAKE_QUANTUM
 from simulator.profile import Profile
@@ -344,14 +345,7 @@ def with_table(text: str) -> str:
     Raises:
         ValueError: the text lacks either marker line, or has them out of order.
     """
-    lines = text.split("\n")
-    try:
-        start, stop = lines.index(BEGIN), lines.index(END)
-    except ValueError:
-        raise ValueError(f"{DOC.name} has no {BEGIN!r} ... {END!r} block for the fields table") from None
-    if stop < start:
-        raise ValueError(f"{DOC.name}: {END!r} comes before {BEGIN!r}")
-    return "\n".join([*lines[: start + 1], "", markdown_table(), "", *lines[stop:]])
+    return replace_block(text, BEGIN, END, markdown_table(), f"{DOC.name} (the fields table)")
 
 
 def main(argv: list[str] | None = None, out: Callable[[str], None] = print) -> int:
