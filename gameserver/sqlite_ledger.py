@@ -222,6 +222,8 @@ class SqliteLedger:
         when it cannot be opened, is not writable, is empty (0 bytes), damaged, or not a ledger."""
         self.path = str(path)
         self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []  # every thread's read connection, for close()
+        self._readers_lock = threading.Lock()
         _prepare(Path(path))
         try:
             db = self._connect()
@@ -245,6 +247,8 @@ class SqliteLedger:
         if db is None:
             db = self._connect()
             self._local.db = db
+            with self._readers_lock:
+                self._readers.append(db)
         return db
 
     # ------------------------------------------------------------------ writing
@@ -409,7 +413,10 @@ class SqliteLedger:
         return [Event(r[0], r[1], EventKind(r[2]), r[3], json.loads(r[4])) for r in rows]
 
     def close(self) -> None:
+        """Close the writing connection and every thread's read connection (a pool thread that read once keeps its
+        connection until then: an API served by a thread pool opens one per worker thread)."""
         self._db.close()
-        db = getattr(self._local, "db", None)
-        if db is not None:
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for db in readers:
             db.close()
