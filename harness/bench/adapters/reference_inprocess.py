@@ -636,12 +636,13 @@ class InProcessAdapter(GameServerAdapter):
         if host is None:
             raise AdapterError("unreachable", "the server is down (killed)")
         answer = host.request(method, path, token, body)
-        self._after_request()
+        self._after_request(writes=method != "GET")
         return answer
 
-    def _after_request(self) -> None:
+    def _after_request(self, writes: bool = True) -> None:
         """After a request: close the API of a server that died answering it, and fail the call as a request to a
-        dying server (or to a stopped engine) fails.
+        dying server fails, or (``writes``) one that changed something while its engine stopped; a read the server
+        answered stands (the ledger is still read when the engine has failed closed, as with ``api: direct``).
 
         Raises:
             AdapterError: ``unreachable`` or ``unavailable``.
@@ -649,7 +650,7 @@ class InProcessAdapter(GameServerAdapter):
         self._close_dead_hosts()
         if not self._up:
             raise AdapterError("unreachable", f"the server died while it answered this call ({self.crash})")
-        if self.failure is not None:
+        if writes and self.failure is not None:
             raise AdapterError("unavailable", f"the game engine is unavailable: {self.failure}")
 
     @property
