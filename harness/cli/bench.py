@@ -6,8 +6,9 @@ checked before anything runs on it.
 It loads the bench file and its adapter class, reaches the server (a URL answers HTTP; a command is found), opens every
 device line (a pyserial URL opens; a ``listen://`` address can be bound, and is released; an ``mqtt://`` broker takes
 the line, which is disconnected again; a pty pair can be made), on a bench whose server is attached by URL reads what
-identifies itself at the far end of each ``url`` line (the server's HELLO, within ``--timeout``: a line that stays
-silent, or whose far end identifies as a device, is a problem; a dialect that declares no ``identities`` is said to),
+identifies itself at the far end of each ``url`` line (the server's HELLO, within ``--timeout``: a line whose far end
+identifies as a device, sends no frame of the dialect, or (``listen://``) never dials, is a problem; one that stays
+silent is said to, as a server's end may wait for the device to speak first; so is a dialect with no ``identities``),
 lists what the adapter can optionally do (its capabilities, docs/adapters.md), and, on a bench that declares an account
 pool (``accounts``, docs/benches.md), checks that the pool opens every player of the selected scenarios with the
 balance the scenario gives it (``Given player X has a balance of N``). Every problem is one line,
@@ -347,11 +348,12 @@ class _Line:
 def _read_identity(line: LineSpec, url: str, timeout_s: float, found: list[str]) -> str:
     """Open ``line`` at the bench's device end (dial its pyserial URL, or listen on its ``listen://`` address and
     wait for the server to dial) and read, for up to ``timeout_s`` seconds and without answering, what its far end
-    sends, decoded in the line's dialect. The far end must be the game server's end of the line: its HELLO
-    (``SRV-unit``, protocol, firmware) is appended to ``found``; a server end that speaks only other frames (the polls
-    of a bus master, heartbeats) is appended as such. Returns ``""`` then; otherwise the problem: the line does not
-    open, no server dialled, nothing (or nothing but bytes that are no frame of the dialect) came, or the far end
-    identifies as a device (a HELLO from ``BOWL-...``: the URL reaches another device end, not the server)."""
+    sends, decoded in the line's dialect. The far end must be the game server's end of the line: its HELLO (``SRV-
+    unit``, protocol, firmware) is appended to ``found``; a server end that speaks only other frames (the polls of a
+    bus master, heartbeats) is appended as such, and so is one that says nothing (a server's end may wait for the
+    device's HELLO). Returns ``""`` then; otherwise the problem: the line does not open, no server dialled, only
+    bytes that are no frame of the dialect came, or the far end identifies as a device (a HELLO from ``BOWL-...``:
+    the URL reaches another device end, not the server)."""
     try:
         opened = _Line(line.name, url, timeout_s)
     except TransportClosed as exc:
@@ -406,7 +408,11 @@ def _read_identity(line: LineSpec, url: str, timeout_s: float, found: list[str])
             f"the far end sent {sum(len(b.raw) for b in bad)} bytes that are no {line.dialect.name} frame"
             f" ({bad[0].reason.value}: {bad[0].detail}) and no HELLO within {timeout_s:g} s"
         )
-    return f"the far end said nothing within {timeout_s:g} s (no HELLO: is the server's end of this line open?)"
+    found.append(
+        f"line {line.name}: the far end said nothing within {timeout_s:g} s (a server's end that waits for the"
+        " device to speak first: the line opens, its identity is not read)"
+    )
+    return ""
 
 
 def _open_pty() -> str:

@@ -146,18 +146,19 @@ def test_each_line_prints_the_server_hello_that_identified_itself(tmp_path: Path
     assert done.stdout.rstrip().endswith("bench lab: ready")
 
 
-def test_a_silent_far_end_is_a_problem_line_within_the_timeout(tmp_path: Path) -> None:
+def test_a_silent_far_end_is_said_within_the_timeout_and_is_no_problem(tmp_path: Path) -> None:
+    # a server's end may wait for the device's HELLO before it says anything (the reference server's ASCII lines do)
     with _http() as api, _line_end(_Silent) as port:
         bench = load_bench(str(_bench(tmp_path, api, {name: f"socket://127.0.0.1:{port}" for name in LINES})))
         started = time.monotonic()
         result = check_bench(bench, 1.0)
         took = time.monotonic() - started
-    assert not result.ready and took < 5, (took, result.problems)
-    assert result.problems == [
-        f"bench lab: line {name} (socket://127.0.0.1:{port}): the far end said nothing within 1 s (no HELLO: is the"
-        " server's end of this line open?)"
+    assert result.ready and took < 5, (took, result.problems)
+    assert sorted(result.identities) == sorted(
+        f"line {name}: the far end said nothing within 1 s (a server's end that waits for the device to speak first:"
+        " the line opens, its identity is not read)"
         for name in LINES
-    ]
+    )
 
 
 def test_a_far_end_that_identifies_as_a_device_is_a_problem_line(tmp_path: Path) -> None:
