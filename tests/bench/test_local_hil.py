@@ -23,7 +23,8 @@ def test_certify_subset_on_local_hil(tmp_path: Path) -> None:
     features = tmp_path / "features"  # the rule-area features only (features/faults has its own HIL tests)
     features.mkdir()
     for path in FEATURES.glob("*.feature"):
-        shutil.copy(path, features / path.name)
+        if path.name != "camera.feature":  # needs a reader dialect that carries confidence: not applicable here
+            shutil.copy(path, features / path.name)
     report = tmp_path / "report"
     args = ["--bench", "local-hil", "--tags", SUBSET, "--features", str(features), "--report", str(report)]
     done = _cli("certify", *args, "--workers", "0")

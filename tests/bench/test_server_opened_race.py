@@ -214,7 +214,9 @@ def test_a_server_process_whose_reports_come_after_its_opens(tmp_path: Path) -> 
         assert isinstance(adapter, LateHttp)
         for number, (rid, returned) in enumerate(played, start=1):
             arrived, reported = _open_arrival(rig, rid), adapter.held_back.released[rid]
-            assert reported - arrived >= 0.2 and returned - reported <= 0.2
+            # the order, not wall-clock spans (a loaded machine stretches those): the OPEN came first, the round
+            # opened on the report, and its betting counts from the OPEN's arrival
+            assert arrived < reported <= returned
             assert _shown(rig, number).deadline == pytest.approx(arrived + BETTING_S, abs=0.1)
         assert not rig.verdict().differences
 
