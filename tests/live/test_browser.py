@@ -144,10 +144,10 @@ def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, t
         page.wait_for_function("() => document.getElementById('table').dataset.faces.length === 4", timeout=30_000)
         faces = page.get_attribute("#table", "data-faces")
         revealed = page.get_attribute("#table", "data-shown-round")
-        row = page.locator('.lane[data-line="bowl"] li').first
-        raw = row.get_attribute("data-raw")
-        handle = row.element_handle()
-        row.hover()
+        page.locator('.lane[data-line="bowl"] li').first.hover()
+        # the row under the pointer and its bytes, read once hovered (a row added meanwhile takes the first place)
+        handle = page.locator("#lanes li:hover").element_handle()
+        raw = handle.get_attribute("data-raw")
         events = page.evaluate("() => S.events")
         page.wait_for_timeout(1000)
         # 1 s after the reveal at --pace 1: the next round's tokens are down, and the revealed faces still drawn
@@ -155,14 +155,15 @@ def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, t
         # the drawing and the state read at one moment (the page's next frame drawn first)
         state = page.evaluate(
             "() => { dirty = true; render(); return [S.shown.round, S.shown.faces, S.shown.placed, S.faces,"
-            " document.getElementById('table').dataset.faces]; }"
+            " document.getElementById('table').dataset.faces,"
+            ' [0, 1, 2, 3].map(i => document.querySelector(`#tokens circle[data-token="${i}"]`)'
+            ".getAttribute('class'))]; }"
         )
         shown = state[4]
         assert len(shown) == 4 and shown == state[1]
         if str(state[0]) == revealed:
             assert shown == faces and state[2] and state[3] == ""  # the table has moved on; the result is still drawn
-        classes = [page.locator(f'#tokens circle[data-token="{i}"]').get_attribute("class") for i in range(4)]
-        assert classes == [f"token {f}" for f in shown]
+        assert state[5] == [f"token {f}" for f in shown]  # the tokens drawn, read at the same moment
         sync_api.expect(page.locator("#result")).to_contain_text(f"round {state[0]}: settled on {shown}")
         _shot(page, tmp_path, "live-mid-round.png")
         page.wait_for_timeout(2000)  # 3 s on the row in all, while the run goes on
