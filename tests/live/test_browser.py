@@ -148,6 +148,7 @@ def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, t
         # the row under the pointer and its bytes, read once hovered (a row added meanwhile takes the first place)
         handle = page.locator("#lanes li:hover").element_handle()
         raw = handle.get_attribute("data-raw")
+        where = handle.bounding_box()
         events = page.evaluate("() => S.events")
         page.wait_for_timeout(1000)
         # 1 s after the reveal at --pace 1: the next round's tokens are down, and the revealed faces still drawn
@@ -169,6 +170,7 @@ def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, t
         page.wait_for_timeout(2000)  # 3 s on the row in all, while the run goes on
         assert page.evaluate("() => S.events") > events
         assert handle.evaluate("e => e.isConnected")
+        assert handle.bounding_box() == where  # neither the row nor the layout around it moved under the pointer
         sync_api.expect(page.locator("#raw-tip")).to_be_visible()
         assert page.get_attribute("#raw-tip", "data-raw") == raw and raw
         sync_api.expect(page.locator("#raw-tip")).to_contain_text(f"bytes: {raw}")
