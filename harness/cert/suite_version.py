@@ -59,6 +59,7 @@ __all__ = [
     "read_pin",
     "shipped_scenarios",
     "suite_notice",
+    "suite_changes",
     "update_refusals",
 ]
 
@@ -497,6 +498,43 @@ def suite_notice(
             out.append(f"warning: {change.describe()}")
     if len(out) > 1:
         out.append(f'warning: read {CHANGELOG}, then pin suite: "{installed}" in {WORKSPACE_FILE}')
+    return out
+
+
+def suite_changes(
+    since: SuiteVersion,
+    own_folders: Sequence[Path],
+    tags: str,
+    shipped: bool,
+    installed: SuiteVersion | None = None,
+    changes: Sequence[Change] | None = None,
+) -> list[str]:
+    """What ``xocdia-hil certify --changes SINCE`` prints: a heading line, then every changelog entry after ``since``
+    up to the installed suite, one line each, newest first; an entry that touches the selected run (as
+    :func:`suite_notice` decides: ``tags``, ``shipped``, ``own_folders``) is marked ``*``. ``since`` at or after the
+    installed suite gives the heading alone.
+
+    Raises:
+        InputError: an unreadable SUITE_VERSION or changelog (naming the file and line).
+    """
+    installed = installed or installed_version()
+    changes = read_changelog() if changes is None else changes
+    between = [c for c in changes if since < c.version <= installed]
+    if not between:
+        return [f"suite {installed}: no changelog entries after {since}"]
+    selected = _selected(shipped_scenarios(), tags) if shipped else []
+    keys = {(s.file, s.title) for s in selected}
+    files = {s.file for s in selected}
+    used = [text for s in selected for text in s.steps] + _own_steps(own_folders)
+    out = [f"suite {installed}: {len(between)} changelog entries after {since} (* touches this selection)"]
+    for change in between:
+        touches = (
+            change.subject == "suite"
+            or (change.subject == "scenario" and (change.file, change.name) in keys)
+            or (change.subject == "feature" and change.file in files)
+            or (change.subject == "step" and _uses(change.name, used))
+        )
+        out.append(f"{'*' if touches else ' '} {change.describe()}")
     return out
 
 

@@ -29,7 +29,7 @@ from harness.bench.config import Bench, load_bench
 from harness.cert.gherkin_lint import lint_folders
 from harness.cert.report.clauses import CATALOGUE_NAMES, matches, rule_clauses, rule_texts
 from harness.cert.report.page import render_page
-from harness.cert.suite_version import installed_version, read_pin, suite_notice
+from harness.cert.suite_version import SuiteVersion, installed_version, read_pin, suite_changes, suite_notice
 from harness.cli.bench import balances_needed, check_bench
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
 from harness.errors import require_extra
@@ -99,6 +99,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="run the scenarios without first checking the bench (xocdia-hil bench check): server, lines, accounts",
     )
+    p.add_argument(
+        "--changes",
+        metavar="SINCE",
+        default=None,
+        help="print the suite changelog's entries after version SINCE (e.g. 1.1), marking those that touch the"
+        " selected scenarios (--tags, --features), and run nothing",
+    )
     add_dialect_option(p)
     add_feed_options(p, pace=False)
     p.set_defaults(func=run)
@@ -121,6 +128,8 @@ def feature_folders(names: list[str]) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.changes is not None:
+        return _changes(args)
     require_extra("certify", CERTIFY_EXTRA, "xocdia-hil certify")
     bench = load_bench(args.bench, args.dialect)
     load_adapter(bench.server.adapter, bench.server.adapter_options())  # fail once, here, not in every scenario
@@ -248,6 +257,17 @@ def run(args: argparse.Namespace) -> int:
     elif unexercised:
         print("clauses not exercised on this bench: " + ", ".join(unexercised))
     return status
+
+
+def _changes(args: argparse.Namespace) -> int:
+    """``--changes SINCE``: the changelog entries after SINCE, nothing run; exit 0."""
+    since = SuiteVersion.parse(args.changes, "--changes")
+    folders = feature_folders(args.features)
+    own = [folder for folder in folders if folder != FEATURES]
+    shipped = not args.features or FEATURES in folders
+    for line in suite_changes(since, own, args.tags, shipped=shipped):
+        print(line)
+    return 0
 
 
 def _html_report(results: Path, report: Path) -> Path | None:

@@ -28,6 +28,7 @@ from harness.cert.suite_version import (
     read_digest,
     read_pin,
     shipped_scenarios,
+    suite_changes,
     suite_notice,
     update_refusals,
 )
@@ -250,3 +251,51 @@ def test_certify_prints_the_suite_version_and_the_changes_since_the_pin(tmp_path
         " bench's cap and the supervisor needs longer than its pause timeout (it was four shakes and 5 s)."
     ) in out, done.stdout
     assert DIGEST.is_file()
+
+
+HANDWRITTEN = """## 1.3
+
+- changed scenario features/limits.feature "A made-up title": written for this test
+- added step "a step no feature uses": written for this test
+
+## 1.2
+
+- changed suite: every scenario, written for this test
+
+## 1.1
+
+- removed step "an old step": before the asked version
+"""
+
+
+def test_changes_since_a_version_lists_every_later_entry_newest_first(tmp_path: Path) -> None:
+    changelog = tmp_path / "CHANGELOG.md"
+    changelog.write_text(HANDWRITTEN, encoding="utf-8")
+    changes = read_changelog(changelog)
+    lines = suite_changes(SuiteVersion(1, 1), [], "", shipped=True, installed=SuiteVersion(1, 3), changes=changes)
+    assert lines[0] == "suite 1.3: 3 changelog entries after 1.1 (* touches this selection)"
+    assert lines[1:] == [
+        '  suite 1.3: changed features/limits.feature "A made-up title": written for this test',
+        '  suite 1.3: added step "a step no feature uses": written for this test',
+        "* suite 1.2: changed the whole suite: every scenario, written for this test",
+    ]
+    # an entry newer than the installed suite is not shown; none after the installed version is one line
+    assert len(suite_changes(SuiteVersion(1, 1), [], "", True, SuiteVersion(1, 2), changes)) == 2
+    assert suite_changes(SuiteVersion(1, 3), [], "", True, SuiteVersion(1, 3), changes) == [
+        "suite 1.3: no changelog entries after 1.3"
+    ]
+
+
+def test_certify_changes_prints_the_changelog_and_runs_nothing(tmp_path: Path) -> None:
+    def certify(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "harness.cli", "certify", "--report", str(tmp_path / "r"), *args]
+        return subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+
+    done = certify("--changes", "1.0", "--tags", "clause:LIM-2")
+    assert done.returncode == 0, done.stderr
+    entries = [c for c in read_changelog() if c.version > SuiteVersion(1, 0)]
+    assert done.stdout.splitlines()[0].startswith(f"suite {installed_version()}: {len(entries)} changelog entries")
+    assert f"* suite 1.1: added {LIMITS}" in [line.split(": LIM-2")[0] for line in done.stdout.splitlines()]
+    assert not (tmp_path / "r").exists()  # nothing ran, no report folder
+    bad = certify("--changes", "one")
+    assert bad.returncode == 2 and '--changes: must be a suite version "MAJOR.MINOR"' in bad.stderr
