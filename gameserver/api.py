@@ -60,9 +60,16 @@ class Api:
     """Builds the Starlette app around a running :class:`GameService`."""
 
     def __init__(
-        self, service: GameService, tokens: Mapping[str, Principal], health: Callable[[], dict[str, Any]]
+        self,
+        service: GameService,
+        tokens: Mapping[str, Principal],
+        health: Callable[[], dict[str, Any]],
+        identity: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
+        """``identity`` gives the body ``GET /v1/identity`` serves (``gameserver.identity.IdentitySource.to_json``);
+        None: that endpoint answers 404 ``not_supported``."""
         self.service = service
+        self.identity_source = identity
         self.tokens = dict(tokens)
         self.health_extra = health
         self.streams: set[tuple[asyncio.Queue[list[Event] | None], Principal]] = set()
@@ -87,6 +94,7 @@ class Api:
             Route("/v1/rounds/{round_id:int}", self.recall),
             Route("/v1/outcomes.csv", self.outcomes_csv),
             Route("/v1/events", self.events),
+            Route("/v1/identity", self.identity),
             Route("/v1/supervisor/players", self.provision, methods=["POST"]),
             Route("/v1/supervisor/{action}", self.supervise, methods=["POST"]),
             WebSocketRoute("/v1/stream", self.stream),
@@ -241,9 +249,15 @@ class Api:
         return JSONResponse({"rounds": [r.to_json() for r in rows]})
 
     async def outcomes_csv(self, request: Request) -> Response:
+        """OUTCOMES.csv of every round, or with ``?after=N`` only the rounds numbered above N (a follower's
+        next read: the rows it has not seen)."""
         self._auth(request)
+        raw = request.query_params.get("after")
+        if raw is not None and not _UINT.match(raw):
+            raise ApiError(422, "invalid_field", "after must be an integer 0-999999999999999999")
+        after = -1 if raw is None else int(raw)
         rows = await run_in_threadpool(self.service.ledger.rounds)
-        return _csv(OUTCOME_COLUMNS, (r.outcome_row() for r in rows), "OUTCOMES.csv")
+        return _csv(OUTCOME_COLUMNS, (r.outcome_row() for r in rows if r.round_id > after), "OUTCOMES.csv")
 
     async def current_round(self, request: Request) -> Response:
         self._auth(request)
@@ -278,6 +292,13 @@ class Api:
             raise ApiError(422, "invalid_field", "after must be 0 to 2**62 and limit 1-10000")
         rows = await run_in_threadpool(self.service.ledger.events, after, limit)
         return JSONResponse({"events": [e.to_json() for e in rows]})
+
+    async def identity(self, request: Request) -> Response:
+        """The server's identity taken at its start and now (supervisor only; :mod:`gameserver.identity`)."""
+        self._supervisor(request)
+        if self.identity_source is None:
+            raise ApiError(404, "not_supported", "this server was started without an identity")
+        return JSONResponse(await run_in_threadpool(self.identity_source))
 
     async def supervise(self, request: Request) -> Response:
         self._supervisor(request)

@@ -18,6 +18,7 @@ import socket
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -29,6 +30,7 @@ from gameserver.crash_points import CrashFileLedger
 from gameserver.dialects import DIALECTS, LineConfigError
 from gameserver.events import TableReport
 from gameserver.gateway import DeviceError, DeviceGateway, DevicePort, open_serial
+from gameserver.identity import IdentitySource, config_document
 from gameserver.service import GameService
 from gameserver.sqlite_ledger import LedgerError, SqliteLedger, set_aside
 from gameserver.trace_file import RotatingTrace
@@ -165,7 +167,11 @@ def serve(args: argparse.Namespace) -> int:
         def health() -> dict[str, Any]:
             return {"devices": gateway.status(), "failures": gateway.failures()}
 
-        api = Api(service, config.tokens, health)
+        try:
+            identity = IdentitySource(config_document(replace(config, dialect=default), ports))
+        except OSError as exc:
+            raise StartError(f"cannot read the server's own package files: {exc}") from None
+        api = Api(service, config.tokens, health, identity.to_json)
         service.start()
         stack.callback(service.stop)
         gateway.start()

@@ -32,6 +32,10 @@ _STREAM = (
 )
 
 
+#: A SHA-256 digest as the identity gives it (gameserver/identity.py).
+_DIGEST = {"type": "string", "pattern": "^sha256:[0-9a-f]{64}$"}
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -180,6 +184,17 @@ def _schemas(config: EngineConfig) -> dict[str, Any]:
             }
         ),
         "Events": _obj({"events": {"type": "array", "items": _ref("Event")}}),
+        "ServerIdentity": _obj(
+            {
+                "name": {"type": "string"},
+                "version": {"type": "string"},
+                "build": _DIGEST,
+                "config": _DIGEST,
+                "files": {"type": "object", "additionalProperties": _DIGEST, "description": "path -> digest"},
+                "taken_at": {"type": "string", "description": "ISO 8601 UTC"},
+            }
+        ),
+        "Identity": _obj({"at_start": _ref("ServerIdentity"), "now": _ref("ServerIdentity")}),
         "TableState": {
             "type": "object",
             "properties": table,
@@ -271,7 +286,17 @@ def openapi_document(config: EngineConfig | None = None) -> dict[str, Any]:
                 ],
             }
         },
-        "/v1/outcomes.csv": {"get": _op("OUTCOMES.csv", _CSV, "401 503")},
+        "/v1/outcomes.csv": {
+            "get": {
+                **_op("OUTCOMES.csv (?after=N: the rounds numbered above N)", _CSV, "401 422 503"),
+                "parameters": [
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0, "maximum": 10**18 - 1}}
+                ],
+            }
+        },
+        "/v1/identity": {
+            "get": _op("The server's identity at its start and now (supervisor)", {"200": _json("Identity")}, "401 403")
+        },
         "/v1/events": {
             "get": {
                 **_op("Event log (supervisor)", {"200": _json("Events")}, "401 403 422 503"),

@@ -86,6 +86,9 @@ class Bench:
     #: ``table``: the server's choices on what the rules leave open (docs/table-configuration.md); the reference
     #: server's when the file declares none.
     table: TableConfig = field(default_factory=TableConfig)
+    #: ``identify.files``: the lab's own files (paths or globs relative to the bench file) whose digests the kit takes
+    #: itself into the system's identification (docs/benches.md, "The lab's own digests"); empty when not set.
+    identify_files: tuple[str, ...] = ()
 
     @property
     def lines(self) -> list[LineSpec]:
@@ -134,6 +137,8 @@ _TOP = (
     "accounts",
     "table",
     "description",
+    "identify",
+    "evidence",  # the performer and approver of an evidence pack, read by harness.evidence.people
 )
 _SERVER = ("kind", "adapter", "command", "url", "options", "opens_rounds")
 OPENERS = ("harness", "server")
@@ -231,7 +236,23 @@ def parse_bench(raw: object, path: Path) -> Bench:
         dialect_spec=str(dialect_spec),
         accounts=accounts,
         table=table,
+        identify_files=_identify(c, top.get("identify")),
     )
+
+
+def _identify(c: Fields, raw: object) -> tuple[str, ...]:
+    """``identify`` (empty when absent): ``{files: [...]}``, each a path or a glob (``*``, ``?``, ``[...]``, ``**``)
+    relative to the bench file, or absolute. Raises BenchError naming ``identify`` or ``identify.files``; whether
+    each matches a file is checked when the identification is taken (``harness.evidence.identity``)."""
+    if raw is None:
+        return ()
+    spec = c.mapping(raw, "identify", ("files",))
+    files = spec.get("files")
+    if not (isinstance(files, list) and files and all(isinstance(f, str) and f.strip() for f in files)):
+        raise c.fail(
+            "identify.files", "must be a non-empty list of file paths or globs relative to the bench file", files
+        )
+    return tuple(files)
 
 
 def _table(

@@ -14,6 +14,7 @@ from harness.bench.adapters.capabilities import (
     CrashPoints,
     EventWatching,
     Faultable,
+    Identifying,
     NoiseReporting,
     Principals,
     Restartable,
@@ -32,6 +33,7 @@ CAPABILITIES: tuple[type, ...] = (
     EventWatching,
     ProxiedPlayers,
     Principals,
+    Identifying,
 )
 
 
@@ -75,19 +77,30 @@ def _names(adapter: object) -> set[str]:
 @pytest.mark.parametrize(
     ("make", "expected"),
     [
-        (lambda: InProcessAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals"}),
-        (lambda: HttpAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "Principals"}),
+        (
+            lambda: InProcessAdapter({}),
+            {"Restartable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals", "Identifying"},
+        ),
+        (lambda: HttpAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying"}),
         (
             lambda: HttpAdapter({"url": "http://127.0.0.1:1"}),
-            {"Restartable", "CrashPoints", "NoiseReporting", "Principals"},
+            {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying"},
         ),
         (
             lambda: FaultableInProcessAdapter({}),
-            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals"},
+            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals", "Identifying"},
         ),
         (
             lambda: FaultableHttpAdapter({}),
-            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "ProxiedPlayers", "Principals"},
+            {
+                "Restartable",
+                "Faultable",
+                "CrashPoints",
+                "NoiseReporting",
+                "ProxiedPlayers",
+                "Principals",
+                "Identifying",
+            },
         ),
         (lambda: RewritingAdapter({"inner": InProcessAdapter({})}), set()),
         (lambda: BareLabAdapter({}), set()),

@@ -16,13 +16,13 @@ adapter overrides them. Per-player fault proxies (``ProxiedPlayers``) belong to 
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from harness.judge.access import AccessAnswer, AccessRequest
 from harness.wire.transports.faults import FaultyTransport
 
-__all__ = ["CrashPoints", "EventWatching", "Faultable", "NoiseReporting", "Principals", "Restartable"]
+__all__ = ["CrashPoints", "EventWatching", "Faultable", "Identifying", "NoiseReporting", "Principals", "Restartable"]
 
 
 @runtime_checkable
@@ -141,4 +141,23 @@ class Principals(Protocol):
         Raises:
             AdapterError: the server cannot be reached (``unreachable``), or the request cannot be made on this
                 adapter (``not_supported``).
+        """
+
+
+@runtime_checkable
+class Identifying(Protocol):
+    """The adapter asks the system under test what it is (GLI-19 §2.3.2: every critical component identified by a
+    digest; docs/adapters.md, "Identifying the system"). ``harness.evidence.identity`` records the answer at the
+    start and the end of a certify run; without this capability the run says "not identified by the system"."""
+
+    def identify(self) -> Mapping[str, Any]:
+        """What the system reports about itself, now, as a mapping: ``name`` and ``version`` (text), ``build`` (a
+        digest of the whole build), ``components`` (component name -> digest, e.g. ``{"gameserver/engine.py":
+        "sha256:...", "config": "sha256:..."}``) and optionally ``extra`` (text -> text, shown as it is). Each digest
+        is ``sha256:<64 hex>`` (or ``sha384:``/``sha512:`` with 96/128 hex digits), lower case. Called on a started
+        adapter, from the bench's thread.
+
+        Raises:
+            AdapterError: ``not_supported`` when this system, as configured, reports no identity (then recorded as
+                not identified, with the message); ``unreachable`` and others when it cannot be asked.
         """

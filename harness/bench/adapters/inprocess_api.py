@@ -132,10 +132,16 @@ class AsgiHost:
     """
 
     def __init__(
-        self, facade: EngineFacade, tokens: Mapping[str, Principal], health: Callable[[], dict[str, Any]]
+        self,
+        facade: EngineFacade,
+        tokens: Mapping[str, Principal],
+        health: Callable[[], dict[str, Any]],
+        identity: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
+        """``identity``: the body of ``GET /v1/identity`` (:class:`gameserver.api.Api`); None: 404."""
         self.facade = facade
-        self.api = Api(facade, tokens, health)  # type: ignore[arg-type]  # the facade is what Api uses of a service
+        api = Api(facade, tokens, health, identity)  # type: ignore[arg-type]  # the facade is what Api uses of a service
+        self.api = api
         self.app = self.api.app()
         self.loop = asyncio.new_event_loop()
         self._published = 0

@@ -28,6 +28,7 @@ import contextlib
 import http.client
 import json
 import os
+import secrets
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -42,9 +43,10 @@ from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
 from harness.bench.adapters.http_support import code_of, log_end, provision, resolve
 from harness.bench.adapters.reference_events import bet_row, round_event
+from harness.bench.adapters.reference_identity import reported_identity
 from harness.bench.adapters.server_process import PUMP_JOIN_S, START_TIMEOUT_S, ServerProcess, server_config
 from harness.errors import AdapterError
-from harness.judge.access import AccessAction, AccessAnswer, AccessRequest
+from harness.judge.access import CREATE_PLAYER, AccessAction, AccessAnswer, AccessRequest
 from harness.records import OPTIONAL_RECORD_FIELDS, BetRecordRow, BetReply, PlayerSpec, RoundEvent
 
 HTTP_TIMEOUT_S = 10.0
@@ -392,12 +394,15 @@ class HttpAdapter(GameServerAdapter):
     def request_as(self, request: AccessRequest) -> AccessAnswer:
         """``request`` over HTTP with its credentials (:func:`~harness.bench.adapters.access_http.http_ask`), or, for a
         ``connect``, a WebSocket stream opened with them and closed at once; the answer is appended to
-        :attr:`access_log`.
+        :attr:`access_log`. A player to create goes under a fresh server id (the target plus a random suffix, as
+        :meth:`provision_players` names them), which :meth:`balance` and :meth:`bet_record` then read.
 
         Raises:
             AdapterError: ``unreachable`` when the server cannot be reached; ``unknown_player`` for a holder
                 without a token.
         """
+        if request.supervisor_action == CREATE_PLAYER and request.target not in self._ids:
+            self._ids[request.target] = f"{request.target}-{secrets.token_hex(4)}"  # an id no other run has used
         ask = http_ask(request, self._tokens, self._boss, self._ids)
         if request.action == AccessAction.CONNECT:
             answer = self._probe_stream(request, ask.token)
@@ -426,6 +431,22 @@ class HttpAdapter(GameServerAdapter):
             raise AdapterError("unreachable", f"stream with {request.describe()}: {exc}") from None
         except WebSocketException as exc:
             return ws_answer(request, 1002, str(exc))
+
+    # ------------------------------------------------------------------ identification (Identifying)
+    def identify(self) -> dict[str, Any]:
+        """The server's own report of what it is, ``GET /v1/identity`` with the supervisor's token
+        (:func:`~harness.bench.adapters.reference_identity.reported_identity`).
+
+        Raises:
+            AdapterError: ``not_supported`` when the server has no such endpoint (404: a server of an earlier
+                version, or another one at the URL); ``unreachable``; the server's code for another refusal.
+        """
+        status, data = self._call("GET", "/v1/identity", self._boss)
+        if status == 404:
+            raise AdapterError("not_supported", f"the server at {self._host}:{self._port} has no GET /v1/identity")
+        if status != 200:
+            raise AdapterError(code_of(data), f"GET /v1/identity answered {status}")
+        return reported_identity(data)
 
     def evidence(self) -> dict[str, str]:
         out: dict[str, str] = {}

@@ -26,11 +26,12 @@ from typing import Any
 
 import simpy
 
-from gameserver.config import Principal
+from gameserver.config import Principal, ServerConfig
 from gameserver.crash_points import CrashingConnection, ServerCrash, writes_end_of
 from gameserver.engine import RoundEngine
 from gameserver.events import Event, EventKind, ReportKind, TableReport
 from gameserver.gateway import lamp_command
+from gameserver.identity import IdentitySource, config_document
 from gameserver.ledger import InMemoryLedger, Ledger
 from gameserver.model import EngineConfig, Rejection
 from gameserver.players import Sessions, bet_record
@@ -42,6 +43,7 @@ from harness.bench.adapters.http_support import code_of
 from harness.bench.adapters.inprocess_api import AsgiHost, EngineFacade, Stream
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
+from harness.bench.adapters.reference_identity import reported_identity
 from harness.bench.gridtimer import GridTimer
 from harness.errors import AdapterError
 from harness.judge.access import AccessAction, AccessAnswer, AccessRequest
@@ -117,6 +119,8 @@ class InProcessAdapter(GameServerAdapter):
         self._timer: GridTimer | None = None  # services the lines; a new one after each restart
         self._logged = 0  # events in the ledger's log
         self.event_watchers: list[Callable[[], None]] = []  # called whenever new round events are recorded
+        self._identity_config: dict[str, Any] = {}  # the server's configuration as its identity digests it
+        self._identity: IdentitySource | None = None  # taken at the first identify() (not at every scenario start)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, setup: ServerSetup) -> None:
@@ -136,6 +140,7 @@ class InProcessAdapter(GameServerAdapter):
                 raise AdapterError("bad_setup", f"device {name}: the in-process server needs a transport object")
             self._ports.append(ServerPort(name, transport, setup.lines.get(name), env.now, setup.heartbeat_s))
         self._heartbeat_s = setup.heartbeat_s
+        self._identity_config = _identity_config(config, setup)
         for port in self._ports:
             port.transport.notify(lambda port=port: self._on_input(port))  # type: ignore[misc]
         self._flush()
@@ -162,7 +167,7 @@ class InProcessAdapter(GameServerAdapter):
         principals = {token: Principal(pid, "player") for pid, token in self._tokens.items()}
         principals[self._boss] = Principal(SUPERVISOR, "supervisor")
         facade = EngineFacade(lambda: self.engine, lambda: self._ledger, self._flush_call, lambda: self.failure)
-        return AsgiHost(facade, principals, dict)
+        return AsgiHost(facade, principals, dict, self._identity_body)
 
     def _close_dead_hosts(self) -> None:
         """Close the APIs of killed servers (a kill inside a request leaves its API to close after it)."""
@@ -404,6 +409,12 @@ class InProcessAdapter(GameServerAdapter):
             if report is not None:
                 engine.report(report)
         silent = port.line.tick(now)
+        for frame in port.line.released(now):  # held back by the line, let go without new bytes
+            if isinstance(frame, BadFrame) or not port.admit(frame, engine):
+                continue
+            report = port.report_of(frame, now)
+            if report is not None:
+                engine.report(report)
         if silent:
             who = "device" if len(port.line.roles) <= 1 else ", ".join(silent)
             engine.report(TableReport(ReportKind.PROBLEM, port.name, detail=f"link down: {who} silent"))
@@ -687,6 +698,32 @@ class InProcessAdapter(GameServerAdapter):
         self.access_log.append(answer)
         return answer
 
+    # ------------------------------------------------------------------ identification (Identifying)
+    def identify(self) -> dict[str, Any]:
+        """The server's own report of what it is: with ``api: http`` its ``GET /v1/identity`` (supervisor's token),
+        with ``direct`` the same body taken from the server's identity at once
+        (:func:`~harness.bench.adapters.reference_identity.reported_identity`). The inventory is of the
+        ``gameserver`` package this process imported; "at start" is the first identification after :meth:`start`.
+
+        Raises:
+            AdapterError: ``not_started`` before :meth:`start`; ``unreachable`` while the server is down.
+        """
+        self._require_up()
+        if self._host is not None:
+            status, data = self._request("GET", "/v1/identity", self._boss)
+            if status != 200:
+                raise AdapterError(code_of(data), f"GET /v1/identity answered {status}")
+            return reported_identity(data)
+        return reported_identity(self._identity_body())
+
+    def _identity_body(self) -> dict[str, Any]:
+        """What ``GET /v1/identity`` serves: the identity at the first call and now."""
+        if self._env is None:
+            raise AdapterError("not_started", "the in-process server was not started")
+        if self._identity is None:
+            self._identity = IdentitySource(self._identity_config)
+        return self._identity.to_json()
+
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
         self._require_up()
@@ -730,3 +767,19 @@ class InProcessAdapter(GameServerAdapter):
     def event_log_size(self) -> int:
         """Entries in the ledger's event log."""
         return self._logged
+
+
+def _identity_config(engine: EngineConfig, setup: ServerSetup) -> dict[str, Any]:
+    """The configuration this server runs, as a server process started for the same setup is configured
+    (:func:`harness.bench.adapters.server_process.server_config`) and its identity digests it
+    (:func:`gameserver.identity.config_document`)."""
+    lines = setup.lines
+    config = ServerConfig(
+        engine=engine,
+        heartbeat_timeout_s=setup.heartbeat_s,
+        device_dialects={name: line.dialect.name for name, line in lines.items()},
+        device_roles={name: tuple(r.value for r in line.roles) for name, line in lines.items()},
+        device_options={name: line.dialect.server_options() for name, line in lines.items()},
+        device_untagged={name: not line.dialect.capabilities.round_tags for name, line in lines.items()},
+    )
+    return config_document(config, setup.devices)
