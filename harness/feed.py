@@ -21,13 +21,16 @@ Kinds and their data (every field optional unless named):
   opening, close and end are ``round`` events instead, and the crowd's seats and planned bets are left out.
 - ``frame``: a device frame (``line``, ``device``, ``dir``: tx device -> server, rx server -> device, ``msg``
   the decoded message, ``raw`` the line's last bytes in that direction, ``error`` for a bad or refused frame,
-  ``lamp`` the lamp's new state for a lamp command: OPEN, CLOSE, RESHAKE, PAUSE, RESUME, VOID).
+  ``lamp`` the lamp's new state for a lamp command: OPEN, CLOSE, RESHAKE, PAUSE, RESUME, VOID; ``forged`` for a frame
+  the harness made: ``frame`` put on the line as if device ``device`` sent it, ``reply`` put in another device's reply
+  on a polled bus, ``noise`` a noise frame, ``queued`` a report queued on the device's own end).
 - ``bet``: a bet and its reply (``player``, ``bet``, ``stake``, ``accepted``, ``code``, ``round``, ``bet_id``).
 - ``balance``: the balances of the players who bet in a round, once it ended (``round``, ``balances``: player ->
   minor units).
 - ``server``: a round event the server published (``round``, ``event``, ``clause``, ``faces``, ``reason``).
 - ``fault``: a fault applied, healed or skipped, or an incident (``op``, ``detail``).
-- ``note``: something the harness did (``who``, ``what``, ``detail``).
+- ``note``: something the harness did (``who``, ``what``, ``detail``); ``who: monitor``, ``what: alarm``: the bias
+  monitor's alarm on the rounds so far (:mod:`harness.live.monitor`).
 - ``verdict``: the oracle on one round (``round``, ``ok``, ``expected``, ``differences``) or, with ``final``
   true, on the whole run (``summary``, ``ok``, ``differences``).
 - ``end``: the command finished (``summary``).

@@ -175,16 +175,34 @@ class TableTap:
         self._frame(now - self._t0, line, src, "tx", message_text(message))
 
     def _frame(
-        self, t: float, line: str, src: Source, direction: str, msg: str, error: str = "", lamp: str = ""
+        self,
+        t: float,
+        line: str,
+        src: Source | str,
+        direction: str,
+        msg: str,
+        error: str = "",
+        lamp: str = "",
+        forged: str = "",
+        raw: str | None = None,
     ) -> None:
-        data: dict[str, Any] = {"line": line, "device": src.value, "dir": direction, "msg": msg}
+        """Publish one ``frame`` event; ``forged`` says how the harness made it (empty: the device sent it), ``raw``
+        its bytes when known (None: the line's last bytes in that direction)."""
+        data: dict[str, Any] = {
+            "line": line,
+            "device": src.value if isinstance(src, Source) else src,
+            "dir": direction,
+            "msg": msg,
+        }
         if lamp:
             data["lamp"] = lamp
-        raw = self._raw(line, direction)
+        raw = self._raw(line, direction) if raw is None else raw
         if raw:
             data["raw"] = raw
         if error:
             data["error"] = error
+        if forged:
+            data["forged"] = forged
         self.feed.publish(FeedKind.FRAME, t, **data)
 
     def _raw(self, line: str, direction: str) -> str:

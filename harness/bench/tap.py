@@ -26,13 +26,15 @@ from typing import Any
 from harness.bench import rig as rig_module
 from harness.bench.adapters.capabilities import EventWatching
 from harness.bench.rig import Rig
-from harness.bench.tabletap import TableTap
+from harness.bench.tabletap import RAW_MAX, TableTap, message_text
 from harness.errors import AdapterError
 from harness.feed import Feed, FeedKind
 from harness.judge.expect import ExpectedRound
 from harness.judge.history import History
 from harness.judge.oracle import Difference, Observation, SentBet, Verdict, judge
+from harness.judge.timeline import Alteration
 from harness.records import OpFunction, OpType, RoundEvent, RoundStatus
+from harness.wire.messages import Message, Source
 
 _FAULT_OPS = (OpFunction.FAULT, OpFunction.HEAL, OpFunction.SKIPPED, OpFunction.STUCK, OpFunction.CANCEL)
 
@@ -64,6 +66,8 @@ class RigTap(TableTap):
         self._events_by_round: dict[str, list[RoundEvent]] = {}
         self._finished = False
         self._bettors: dict[str, set[str]] = {}  # fault runs: round id -> players whose bets it took
+        self._forged: list[tuple[Alteration, int]] = []  # frames the harness forged, not published yet; trace mark
+        self._queued: list[Alteration] = []  # reports the harness queued on a device's own end, not sent yet
         bench = rig.bench
         super().__init__(
             rig.emulated,
@@ -82,6 +86,19 @@ class RigTap(TableTap):
         self._watching = isinstance(adapter, EventWatching)  # it says when it has new events: read them only then
         if isinstance(adapter, EventWatching):
             adapter.event_watchers.append(self.drain)
+        alter = rig.alter
+
+        def altered(
+            kind: str, source: str, message: str, round_tag: str | None = None, faces: str = "", line: str = ""
+        ) -> Alteration:
+            alteration = alter(kind, source, message, round_tag, faces, line)
+            if kind == "forged":  # its bytes go out at the line's next service: the first chunk after this mark
+                self._forged.append((alteration, len(rig.recorder.records)))
+            elif kind == "queued":  # handed to the device's end right after: its frame is the next report
+                self._queued.append(alteration)
+            return alteration
+
+        rig.alter = altered  # type: ignore[method-assign]  # observes the frames the harness makes
 
     def after_truth(self) -> None:
         self.drain(server=not self._watching)
@@ -97,6 +114,8 @@ class RigTap(TableTap):
         when it is back)."""
         rig = self.rig
         actions, sent = rig.actions, rig.sent
+        if self._forged:
+            self._publish_forged()
         if len(actions) == self._actions and len(sent) == self._sent and self._history is None and not server:
             if self._pending:
                 self._judge_pending()
@@ -125,6 +144,39 @@ class RigTap(TableTap):
             self._drain_server(now)
         if self._pending:
             self._judge_pending()
+
+    def _report(self, src: Source, message: Message, now: float) -> None:
+        queued = self._queued
+        if queued and queued[0].source == src.value and queued[0].message == type(message).__name__:
+            queued.pop(0)
+            port = self.table.hub.roles.get(src)
+            line = port.name if port is not None else src.value.lower()
+            self._frame(now - self._t0, line, src, "tx", message_text(message), forged="queued")
+        else:
+            super()._report(src, message, now)
+
+    def _publish_forged(self, final: bool = False) -> None:
+        """Publish each frame the harness forged whose bytes the trace has seen (``final``: every one left, without
+        bytes when none were seen): ``forged`` ``frame``, ``reply`` (in another device's reply on a bus) or
+        ``noise``; ``raw`` the first chunk the line sent after the forgery (which carries it)."""
+        records = self.rig.recorder.records
+        left: list[tuple[Alteration, int]] = []
+        for alteration, mark in self._forged:
+            line, _, via = alteration.line.partition("@")
+            name = self._trace_names.get(line, line.upper())
+            chunk = next((r for r in records[mark:] if r.port == name and r.dir == "tx"), None)
+            if chunk is None and not final:
+                left.append((alteration, mark))
+                continue
+            raw = "" if chunk is None else chunk.data.decode("latin-1").encode("unicode_escape").decode("ascii")
+            noise = alteration.message.startswith("noise:")
+            msg = alteration.message.replace(":", " ", 1) if noise else alteration.message
+            msg += "".join(f" {k}={v}" for k, v in (("faces", alteration.faces), ("round", alteration.round_tag)) if v)
+            if via:
+                msg += f" (in the {via} reply)"
+            how = "noise" if noise else "reply" if via else "frame"
+            self._frame(alteration.t - self._t0, line, alteration.source, "tx", msg, forged=how, raw=raw[:RAW_MAX])
+        self._forged = left
 
     def _drain_server(self, now: float) -> None:
         rig = self.rig
@@ -227,6 +279,7 @@ class RigTap(TableTap):
             return
         self._finished = True
         self.drain()
+        self._publish_forged(final=True)
         self._judge_pending(final=True)
         if verdict is not None:
             self.feed.publish(

@@ -2,7 +2,8 @@
 and the live page, opened and closed around the command's work.
 
 A command adds the options with :func:`add_feed_options` and wraps its work in :class:`FeedSession`; the session's
-``feed`` is None when neither option was given (the bench then runs without a tap, exactly as before).
+``feed`` is None when neither option was given (the bench then runs without a tap, exactly as before). A feed
+taken is watched by the bias monitor (:class:`~harness.live.monitor.FeedMonitor`), whose alarm is a ``note`` on it.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import sys
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Self, TextIO
+from typing import IO, TYPE_CHECKING, Self, TextIO
 
 from harness.errors import InputError
 from harness.feed import Feed, FeedKind, JsonlSink
 from harness.live.server import LiveServer, parse_address
+
+if TYPE_CHECKING:
+    from harness.live.monitor import FeedMonitor
 
 
 class RecordError(InputError):
@@ -85,6 +89,7 @@ class FeedSession:
         self.server: LiveServer | None = None
         self._file: IO[str] | None = None
         self._sink: JsonlSink | None = None
+        self.monitor: FeedMonitor | None = None
 
     def __enter__(self) -> Self:
         if self.feed is None:
@@ -104,6 +109,9 @@ class FeedSession:
                 self._close_file()
                 raise
             print(f"live page: {url}", file=self.out, flush=True)
+        from harness.live.monitor import FeedMonitor  # the statistics (scipy) only where a feed is taken
+
+        self.monitor = FeedMonitor(self.feed).attach()  # the last writer: its alarm follows the round that raised it
         return self
 
     def end(self, summary: str) -> None:

@@ -50,7 +50,7 @@ def test_the_page_a_lab_navigates(tmp_path: Path) -> None:
     assert "id='r-a1'" in page and "href='#r-a1'" in page  # the matrix links to the scenario
     assert "data:image/png;base64," in page and "not inlined" not in page
     listed = len(rule_clauses())
-    assert f"rules clauses with scenarios: 2 of {listed}; GLI references exercised: 1" in page
+    assert f"rules clauses with scenarios: 2 of {listed}; GLI references in scenarios' tags: 1" in page
     assert page.count("UNCOVERED") == listed - 2  # every other clause of RULES.md is listed, marked uncovered
     assert "built by the built-in renderer (--fallback asked for it)" in page
     assert re.search(r"data-status='failed' data-clauses='\[&quot;PAY-9&quot;\]' data-bench='in-process'", page)

@@ -8,6 +8,8 @@ missing, where neither is there.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import shutil
 import signal
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.judge.planting import planted
 
 BENCH = str(Path(__file__).resolve().parents[2] / "fixtures" / "benches" / "in-process.yaml")
 CHROMIUM = os.environ.get("XOCDIA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -32,13 +36,18 @@ if not os.access(CHROMIUM, os.X_OK):
     )
 
 
-def _start(args: list[str], banner: str) -> tuple[subprocess.Popen[str], str]:
-    """Start ``xocdia-hil ARGS``; returns the process and the URL it printed after ``banner``."""
+def _start(
+    args: list[str], banner: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """Start ``xocdia-hil ARGS`` (in ``cwd``, with ``env``); returns the process and the URL it printed after
+    ``banner``."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        cwd=cwd,
+        env=env,
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
@@ -128,10 +137,15 @@ SHOTS = Path(os.environ.get("XOCDIA_SCREENSHOTS", "")) if os.environ.get("XOCDIA
 
 
 def _shot(page: Any, tmp_path: Path, name: str) -> None:
-    """A screenshot into ``tmp_path`` (and into ``$XOCDIA_SCREENSHOTS``, e.g. docs/images, when set)."""
+    """A screenshot into ``tmp_path`` (and into ``$XOCDIA_SCREENSHOTS``, e.g. docs/images, when set: reduced to 64
+    colours, the page's flat colours and text intact, so that a docs image stays well under 150 KB)."""
     page.screenshot(path=str(tmp_path / name))
     if SHOTS is not None:
-        page.screenshot(path=str(SHOTS / name))
+        from PIL import Image  # matplotlib's dependency
+
+        with Image.open(tmp_path / name) as image:
+            flat = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+            flat.save(SHOTS / name, optimize=True)
 
 
 def test_the_result_stays_drawn_and_a_hovered_row_stays_readable(browser: Any, tmp_path: Path) -> None:
@@ -216,3 +230,106 @@ def test_a_fault_run_header_and_rows_agree(browser: Any, tmp_path: Path) -> None
         assert 0 < judged < 12
     finally:
         _stop(proc)
+
+
+def _first_forged(record: Path) -> dict[str, dict[str, Any]]:
+    """The first frame event of each ``forged`` kind in a feed file."""
+    first: dict[str, dict[str, Any]] = {}
+    for line in record.read_text(encoding="utf-8").splitlines():
+        event = json.loads(line)
+        how = event["data"].get("forged") if event["kind"] == "frame" else None
+        if how and how not in first:
+            first[how] = event
+    return first
+
+
+def test_frames_the_harness_forged_are_marked_with_their_bytes(browser: Any, tmp_path: Path) -> None:
+    record = tmp_path / "forged.jsonl"
+    cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", BENCH, "--workers", "0", "--record", str(record)]
+    cmd += ["--tags", "clause:DEV-1 or clause:DEV-2 or clause:DEV-3", "--report", str(tmp_path / "report")]
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:]
+    first = _first_forged(record)
+    # DEV-1: a reader's result on another device's line; DEV-3: noise; DEV-2: a replayed result on the reader's line
+    assert set(first) == {"frame", "noise", "queued"}
+    assert first["frame"]["data"]["line"] != "reader" and first["frame"]["data"]["device"] == "READER"
+    proc, url = _start(["replay", str(record), "--live", "127.0.0.1:0", "--speed", "1"], "replay page:")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        sync_api.expect(page.locator("#mode")).to_have_text("REPLAY")
+        page.locator("#play").click()  # paused: the page shows what the slider says
+        for how, badge in (("frame", "forged"), ("noise", "noise"), ("queued", "queued")):
+            event = first[how]
+            data = event["data"]
+            page.locator("#slider").fill(f"{math.ceil(event['t'] * 100) / 100:.2f}")
+            row = page.locator(f'.lane[data-line="{data["line"]}"] li', has_text=data["msg"])
+            row = row.filter(has=page.locator(f"span.badge:text-is('{badge}')")).first
+            sync_api.expect(row).to_be_visible()
+            row.hover()
+            tip = page.locator("#raw-tip")
+            sync_api.expect(tip).to_be_visible()
+            sync_api.expect(tip).to_contain_text(f"{badge}: ")
+            assert data["raw"] and (tip.get_attribute("data-raw") or "") == data["raw"]
+            if how == "frame":
+                _shot(page, tmp_path, "live-forged.png")
+            page.mouse.move(0, 0)
+    finally:
+        _stop(proc)
+
+
+def test_a_failing_run_shows_its_failed_round_and_a_failing_header(browser: Any, tmp_path: Path) -> None:
+    # a defect planted in the reference server: three reds paid 2.5 to 1 instead of 2.8 (PAY-2)
+    root, _features = planted(tmp_path, "three-reds-pay-2-5")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    args = ["run", "--bench", BENCH, "--rounds", "12", "--live", "127.0.0.1:0", "--hold"]
+    proc, url = _start(args, "live page:", cwd=root, env=env)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        final = page.locator("#final")
+        sync_api.expect(final).to_have_attribute("data-verdict", "fail", timeout=60_000)
+        sync_api.expect(final).to_contain_text("FAIL")
+        bad = page.locator('#verdicts li[data-verdict="bad"]')
+        rounds_bad = page.locator('#verdicts li[data-verdict="bad"]:not([data-round="run"])')
+        paid = rounds_bad.filter(has_text="[PAY-2]").first  # the round whose three-red bet was underpaid
+        sync_api.expect(paid).to_contain_text("three_red 1000: expected 3800, server 3500")
+        sync_api.expect(paid.locator(".mark")).to_have_text("✗")
+        assert page.get_attribute("#tally", "data-bad") == str(bad.count())
+        assert page.locator('#verdicts li[data-verdict="ok"]').count() == 12 - rounds_bad.count()
+        _shot(page, tmp_path, "live-failure.png")
+    finally:
+        assert _stop(proc) == 1  # the failed run's exit status, after the page was held
+
+
+def test_a_biased_table_trips_the_monitor_and_the_page_shows_the_alarm(browser: Any, tmp_path: Path) -> None:
+    # the compressed profile with every token landing red 9 times in 10: the server plays it right (PASS), the
+    # bias monitor alarms as the rounds end
+    profile = (Path(BENCH).parents[1] / "profiles" / "compressed.yaml").read_text(encoding="utf-8")
+    assert "  p_red: 0.5\n" in profile
+    biased = tmp_path / "biased.yaml"
+    biased.write_text(profile.replace("  p_red: 0.5\n", "  p_red: 0.9\n"), encoding="utf-8")
+    record = tmp_path / "biased.jsonl"
+    args = ["run", "--bench", BENCH, "--rounds", "80", "--profile", str(biased), "--record", str(record)]
+    proc, url = _start([*args, "--live", "127.0.0.1:0", "--hold"], "live page:")
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(url)
+        alarm = page.locator("#alarm")
+        sync_api.expect(alarm).to_be_visible(timeout=60_000)
+        sync_api.expect(alarm).to_contain_text("bias alarm: favours red at round")
+        sync_api.expect(alarm).to_have_attribute("data-count", "1")
+        row = page.locator('#incidents li.alarm[data-kind="monitor alarm"]')
+        sync_api.expect(row).to_have_count(1)
+        sync_api.expect(row).to_contain_text("bias toward red after")
+        sync_api.expect(page.locator('#timeline-bar span.alarm[data-kind="monitor alarm"]')).to_have_count(1)
+        sync_api.expect(page.locator("#final")).to_have_attribute("data-verdict", "pass", timeout=60_000)
+        _shot(page, tmp_path, "live-alarm.png")
+    finally:
+        assert _stop(proc) == 0
+    # the alarm is on the record, after the round end that raised it
+    events = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
+    at = next(i for i, e in enumerate(events) if e["kind"] == "note" and e["data"]["who"] == "monitor")
+    before = events[at - 1]
+    assert before["kind"] == "round" and before["data"]["state"] == "ended"
+    assert before["data"]["round"] == events[at]["data"]["round"]

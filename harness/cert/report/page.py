@@ -272,7 +272,7 @@ def render_page(folder: Path, out: Path, renderer: str = "built-in renderer") ->
     head = (
         f"<h1>xocdia-hil report</h1><p class='meta'>{len(results)} results ({summary}); bench {html.escape(bench)}; "
         f"rules clauses with scenarios: {sum(1 for c in rules if by_clause.get(c))} of {len(listed)}; "
-        f"GLI references exercised: {len(gli)}; "
+        f"GLI references in scenarios' tags: {len(gli)}; "
         f"built by the {html.escape(renderer)}</p>"
         f"<p class='meta'>{html.escape(matrix_message)}</p>"
         "<div id='filters'><input id='q' type='search' placeholder='search names, steps, tags, messages'>"

@@ -17,6 +17,12 @@ const MARKS = { // frame marks: the fault kind (active on the frame's line) that
   dup: { fault: "serial_duplicate", label: "dup", why: (f) => `sent while ${f} was active: the line may repeat it` },
   noise: { fault: "serial_flip serial_line_error serial_reorder", label: "noise", why: (f) => `sent while ${f} was active` },
 };
+const FORGED = { // a frame event's ``forged``: how the harness made the frame
+  frame: { cls: "forged", label: "forged", why: "written onto the line by the harness as if this device sent it" },
+  reply: { cls: "forged", label: "forged", why: "put by the harness in another device's reply on the bus, under its address" },
+  noise: { cls: "noise", label: "noise", why: "written by the harness: a frame whose check holds but that the dialect refuses" },
+  queued: { cls: "forged", label: "queued", why: "a report the harness made, queued on the device's own line (numbered and acknowledged as its own)" },
+};
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
 const ft = (t) => Number(t).toFixed(2);
@@ -29,7 +35,7 @@ function fresh() {
     touched: false, faces: "", lamp: "off", deadline: null, shown: null,
     dealer: log(), server: log(), incidents: log(), lanes: {}, laneOrder: [], lines: {}, lastFrame: {}, faults: [],
     verdicts: new Map(), changed: new Set(), causes: {}, ends: {}, players: {}, playersChanged: new Set(),
-    kinds: new Map(), final: null, ended: false, events: 0, tMax: 0,
+    kinds: new Map(), final: null, ended: false, events: 0, tMax: 0, alarms: [],
     scenarios: 0, scenario: "", step: "", done: 0, failed: 0 };
 }
 function log() { return { items: [], n: 0 }; }
@@ -83,7 +89,10 @@ function apply(ev) {
       if (d.who === "certify" && d.what === "scenarios") S.scenarios = Math.max(S.scenarios, Number(d.total) || 0);
       else if (d.who === "scenario") { S.scenario = d.what || ""; S.step = ""; }
       else if (d.who === "step") S.step = d.what || "";
-      if (!QUIET_NOTES.has(d.what) && !QUIET_WHO.has(d.who)) incident(ev.t, "incident", `note: ${d.who}`, `${d.who} ${d.what} ${d.detail || ""}`);
+      if (d.who === "monitor" && d.what === "alarm") {
+        S.alarms.push({ t: ev.t, label: S.label, ...d });
+        incident(ev.t, "alarm", "monitor alarm", `round ${d.round}: ${d.detail || ""}`);
+      } else if (!QUIET_NOTES.has(d.what) && !QUIET_WHO.has(d.who)) incident(ev.t, "incident", `note: ${d.who}`, `${d.who} ${d.what} ${d.detail || ""}`);
       break;
     case "verdict": verdictEvent(ev, d); break;
     case "end": S.ended = true; S.summary = d.summary || ""; break;
@@ -156,7 +165,7 @@ function frameEvent(ev, d) {
   const raw = d.raw || "";
   const marks = [];
   if (d.error && d.dir !== "link") marks.push({ cls: "reject", label: d.dir === "tx" ? "NAK" : "reject", why: d.error });
-  if (d.forged) marks.push({ cls: "forged", label: "forged", why: "written onto the line by the harness, not by the device" });
+  if (d.forged) marks.push(FORGED[d.forged] || FORGED.frame);
   for (const [cls, m] of Object.entries(MARKS)) {
     const f = S.faults.find((x) => m.fault.split(" ").includes(x.kind) && onLine(x.target, name, d.device));
     if (f) marks.push({ cls, label: m.label, why: m.why(f.name) });
@@ -382,6 +391,7 @@ function drawHeader() {
   tally.innerHTML = S.verdicts.size ? `<span class="ok">${ok} ✓</span> · <span class="expected">${expected.length} expected</span> · <span class="bad">${bad.length} ✗</span>` : "";
   tally.title = expected.join("\n");
   Object.assign(tally.dataset, { ok: String(ok), expected: String(expected.length), bad: String(bad.length) });
+  drawAlarm();
   const f = $("final");
   if (!S.final) { f.textContent = ""; f.className = ""; f.dataset.verdict = ""; return; }
   const summary = S.final.summary || (S.final.ok ? "PASS" : "FAIL");
@@ -389,6 +399,18 @@ function drawHeader() {
   f.textContent = S.final.ok && bad.length ? `FAIL: ${bad.length} failed (${bad.slice(0, 4).join(", ")}) under "${summary}"` : summary;
   f.className = failed ? "bad" : "ok";
   f.dataset.verdict = failed ? "fail" : "pass";
+}
+
+// The bias monitor's alarm: a badge in the header for as long as the page shows the run (an alarm latches).
+function drawAlarm() {
+  const badge = $("alarm");
+  const a = S.alarms[S.alarms.length - 1];
+  badge.hidden = !a;
+  if (!a) { badge.textContent = ""; badge.dataset.round = ""; return; }
+  const more = S.alarms.length > 1 ? ` (${S.alarms.length} alarms)` : "";
+  badge.textContent = `bias alarm: favours ${a.favours} at round ${a.round}, z ${Number(a.z).toFixed(1)}${more}`;
+  badge.title = S.alarms.map((x) => `${x.label ? x.label + ": " : ""}round ${x.round}: ${x.detail}`).join("\n");
+  Object.assign(badge.dataset, { round: String(a.round), favours: String(a.favours), count: String(S.alarms.length) });
 }
 
 // The table: the live state, except that a revealed result (or a round's void) stays drawn until the next round's
