@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 
 from harness.feed import Feed, FeedKind
+from harness.records import RoundStatus
 from harness.stats.fairness import monitor_design
 from harness.stats.monitor import BiasMonitor, MonitorDesign
 
@@ -58,7 +59,7 @@ class FeedMonitor:
         if monitor.alarm is not None:
             return  # latched until the next bench
         faces = str(data.get("faces") or "")
-        settled = data.get("status") == "settled" and len(faces) == 4
+        settled = data.get("status") == RoundStatus.SETTLED and len(faces) == 4
         alarm = monitor.update(faces.upper().count("R") if settled else None)
         if alarm is None:
             return
