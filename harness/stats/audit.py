@@ -83,7 +83,7 @@ class AuditResult:
     """Everything one audit found. ``alarm``: the live monitor's alarm replayed over the record (the monitor's
     p-value is also a test of ``fairness``); ``looks``: its trace for the plot."""
 
-    source: Path
+    source: Path | str  # a file (or several, joined) or, for a followed server, its URL
     kind: str
     fairness: FairnessReport
     alarm: Alarm | None
@@ -277,13 +277,27 @@ def audit_files(paths: Sequence[Path], plot_dir: Path | None = None) -> AuditRes
     else:
         bets = [b for path in paths for b in _named(path, read_bets)]
         stream = to_arrays(rounds_from_bets(bets))
+    source = paths[0] if len(paths) == 1 else Path(", ".join(str(p) for p in paths))
+    return audit_stream(stream, source, kind, bets, plot_dir)
+
+
+def audit_stream(
+    stream: OutcomeArrays,
+    source: Path | str,
+    kind: str = "outcomes",
+    bets: Sequence[BetRecord] = (),
+    plot_dir: Path | None = None,
+) -> AuditResult:
+    """Every check over rounds already read (``stream``, in round order; ``bets``, the bet record they came
+    from, if any), named ``source`` in the result; plots to ``plot_dir`` when given. ``audit --follow`` closes
+    with this over the rounds it followed, never reading the source again."""
+    record = list(bets)
     report = fairness_report(stream)
     design = monitor_design(report.alpha)
     alarm, looks = replay_monitor(stream.reds[stream.settled], design)
-    lines = tuple(measured_rtp(bets)) if bets else ()
-    mismatches = settlement_mismatches(bets)
-    made = _plots(plot_dir, stream, bets, looks) if plot_dir is not None else ()
-    source = paths[0] if len(paths) == 1 else Path(", ".join(str(p) for p in paths))
+    lines = tuple(measured_rtp(record)) if record else ()
+    mismatches = settlement_mismatches(record)
+    made = _plots(plot_dir, stream, record, looks) if plot_dir is not None else ()
     return AuditResult(source, kind, report, alarm, tuple(looks), lines, mismatches, made, design)
 
 

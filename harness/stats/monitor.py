@@ -114,6 +114,16 @@ class BiasMonitor:
         return self._n
 
     @property
+    def excess(self) -> int:
+        """S: reds minus 2 per settled round, summed since the record started."""
+        return self._excess
+
+    @property
+    def z(self) -> float | None:
+        """S / √n since the record started (None before a settled round)."""
+        return self._excess / math.sqrt(self._n) if self._n else None
+
+    @property
     def p_value(self) -> float:
         """The anytime-valid p-value so far (1.0 before any settled round)."""
         return min(1.0, math.exp(-self._best))
