@@ -45,6 +45,8 @@ SUBCOMMANDS: tuple[str, ...] = (
     "harness.cli.docs",
     "harness.cli.examples",
     "harness.cli.bench",
+    "harness.cli.evidence",
+    "harness.cli.verify",
 )
 
 

@@ -32,7 +32,9 @@ from harness.cert.report.page import render_page
 from harness.cert.suite_version import SuiteVersion, installed_version, read_pin, suite_changes, suite_notice
 from harness.cli.bench import balances_needed, check_bench
 from harness.cli.common import CliError, add_dialect_option, non_negative_int
+from harness.cli.evidence import add_certify_options, pack_lines, pack_writer
 from harness.errors import require_extra
+from harness.evidence.pack import PackWriter, RunFacts
 from harness.feed import Feed
 from harness.files import FEATURES
 from harness.live.server import LiveServer, parse_address
@@ -108,6 +110,7 @@ def register(subparsers: Any) -> None:
     )
     add_dialect_option(p)
     add_feed_options(p, pace=False)
+    add_certify_options(p)
     p.set_defaults(func=run)
 
 
@@ -135,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
     load_adapter(bench.server.adapter, bench.server.adapter_options())  # fail once, here, not in every scenario
     matches(args.tags, ())  # a tag expression that does not parse is an InputError
     folders = feature_folders(args.features)
+    evidence = pack_writer(args, bench.path)  # a pack folder in use, a key that does not load: refused here
     # a server down, a line missing, a balance the account pool lacks: one line each, not a failure per scenario
     if not args.no_bench_check:
         needs = balances_needed(folders or [FEATURES], args.tags, bench.name) if bench.accounts is not None else None
@@ -189,10 +193,13 @@ def run(args: argparse.Namespace) -> int:
     env.setdefault("COLUMNS", "240")  # room on pytest's FAILED lines for the failure's first line: its [clause]
     if args.features:
         env["XOCDIA_FEATURES"] = os.pathsep.join(str(folder) for folder in folders)
-    code = _pytest(cmd, env, args)
+    if evidence is not None:
+        evidence.start(RunFacts(bench, folders, args.tags, workers, args.seed))
+    code = _pytest(cmd, env, args, evidence)
     matrix_path = report / "clause-matrix.json"
     if not matrix_path.exists():
         print("xocdia-hil certify: no scenario ran (nothing matched, or pytest failed before running)")
+        _finish_pack(evidence, report, None, code or 1, sys.stdout)
         return code or 1
     matrix = json.loads(matrix_path.read_text(encoding="utf-8"))
     html = _html_report(results, report)
@@ -229,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
             "table_configuration": {r["field"]: r["value"] for r in matrix.get("table", []) if not r["default"]},
             "passed": status == 0,
         }
+        if evidence is not None:
+            summary["evidence"] = _finish_pack(evidence, report, matrix, status, sys.stderr)
         print(json.dumps(summary, indent=2))
         return status
     _print_failures(matrix.get("failures", []))
@@ -256,7 +265,24 @@ def run(args: argparse.Namespace) -> int:
         print("the bench's server was never reached: every clause is unexercised")
     elif unexercised:
         print("clauses not exercised on this bench: " + ", ".join(unexercised))
+    _finish_pack(evidence, report, matrix, status, sys.stdout)
     return status
+
+
+def _finish_pack(evidence: PackWriter | None, report: Path, matrix: Any, status: int, out: Any) -> Any:
+    """Finish the run's evidence pack (none without ``--evidence``) and print what it is to ``out``; returns its
+    JSON summary for ``--json`` (None without a pack)."""
+    if evidence is None:
+        return None
+    result = evidence.finish(report, matrix, status)
+    for line in pack_lines(result):
+        print(line, file=out, flush=True)
+    return {
+        "folder": str(result.folder),
+        "report_id": result.report_id,
+        "signed": result.signed,
+        "identification_changes": list(result.changes),
+    }
 
 
 def _changes(args: argparse.Namespace) -> int:
@@ -309,11 +335,12 @@ def _workers(asked: int | None, bench: Bench) -> int:
     return asked
 
 
-def _pytest(cmd: list[str], env: dict[str, str], args: argparse.Namespace) -> int:
-    """Run pytest (its output to stderr with ``--json``); with ``--record``/``--live`` its workers append every
-    scenario's feed to the record file (a temporary one for ``--live`` alone), which the live page follows."""
+def _pytest(cmd: list[str], env: dict[str, str], args: argparse.Namespace, evidence: PackWriter | None = None) -> int:
+    """Run pytest (its output to stderr with ``--json``); with ``--record``/``--live``/``--evidence`` its workers
+    append every scenario's feed to the record file (a temporary one without ``--record``), which the live page
+    follows and the evidence pack chains as it grows."""
     out = sys.stderr if args.json else None
-    if not args.record and not args.live:
+    if not args.record and not args.live and evidence is None:
         return subprocess.call(cmd, env=env, stdout=out)
     with tempfile.TemporaryDirectory(prefix="xocdia-certify-") as tmp:
         path = Path(args.record) if args.record else Path(tmp) / "feed.jsonl"
@@ -328,9 +355,12 @@ def _pytest(cmd: list[str], env: dict[str, str], args: argparse.Namespace) -> in
             print(f"live page: {server.start()}", file=sys.stderr, flush=True)
             tail = FileTail(path, feed)
             tail.start()
+        chain = evidence.follow(path) if evidence is not None else None
         try:
             return subprocess.call([*cmd, "--feed", str(path)], env=env, stdout=out)
         finally:
+            if chain is not None:
+                chain.stop()
             if tail is not None and server is not None:
                 tail.stop()
                 if args.hold:
