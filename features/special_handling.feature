@@ -156,7 +156,8 @@ Feature: Special handling at the table (SH-1..SH-5)
 
   @clause:SH-4a
   Scenario: A shake made during betting whose reports reach the server after the close still counts
-    Given round 1 lands r w w w
+    Given the table's device_times is used
+    And round 1 lands r w w w
     And round 2 lands r r w w
     When round 1 opens
     And the round is played to the end
@@ -175,7 +176,8 @@ Feature: Special handling at the table (SH-1..SH-5)
 
   @clause:SH-4a @clause:ERR-1 @clause:ERR-2
   Scenario: A shake reported late still counts when a problem pauses the round before its reports arrive
-    Given round 1 lands r r w w
+    Given the table's device_times is used
+    And round 1 lands r r w w
     And round 2 lands w r w w
     And in round 2 a problem stops the table after 1.03 s and is solved after 0.3 s
     When round 1 opens

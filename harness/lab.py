@@ -9,9 +9,14 @@ elsewhere in :mod:`harness` is internal and may move (a moved path keeps working
 - **Dialects** (docs/dialects/README.md): subclass :class:`Dialect` (or :class:`PushDialect` when only the frames
   change) and compose a codec from the parts; the vocabulary every dialect speaks (:class:`Frame`, the message
   classes, :class:`Source`), what a decoder returns for bytes it refuses (:class:`BadFrame`) and what line ends
-  report (the line events).
-- **Transports** (docs/devices.md): the byte seam and what a transport may optionally do.
-- **Records and errors**: the enums a server's statuses and bet results are read into, and the kit's errors.
+  report (the line events); the optional capabilities of a device end (:class:`Forging`, :class:`ForgeEncoding`,
+  :class:`AddressForging`, the link faults, with :class:`NoiseKind`), each a runtime-checkable protocol.
+- **Transports** (docs/devices.md, docs/benches.md): the byte seam, what a transport may optionally do, and the
+  device ends that listen (:class:`ListenPort`) or go over a broker (:class:`MqttPort`).
+- **Records and errors**: the enums a server's statuses, bet results and refusal codes (:class:`RefusalCode`) are
+  read into, and the kit's errors.
+- **The table configuration** (docs/table-configuration.md): :class:`TableConfig`, what an adapter reads from
+  ``ServerSetup.table``, and :class:`TableConfigError`.
 """
 
 from __future__ import annotations
@@ -24,15 +29,18 @@ from harness.bench.adapters import (
     EventWatching,
     Faultable,
     GameServerAdapter,
+    Identifying,
     NoiseReporting,
     PlayerSpec,
+    Principals,
     Restartable,
     RoundEvent,
     ServerSetup,
     load_adapter,
 )
 from harness.errors import InputError, XocdiaError
-from harness.records import BetResult, DeviceRole, RoundEventKind, RoundStatus
+from harness.records import BetResult, DeviceRole, RefusalCode, RoundEventKind, RoundStatus
+from harness.table_config import TableConfig, TableConfigError
 from harness.wire.dialects import (
     ENTRY_POINT_GROUP,
     ComposedCodec,
@@ -49,7 +57,21 @@ from harness.wire.dialects import (
     load_dialect,
 )
 from harness.wire.dialects.ascii import AsciiBodyMap
-from harness.wire.dialects.base import ProtocolCapabilities, RoleEvent, StreamDecoder
+from harness.wire.dialects.base import DelegatingDeviceEnd, ProtocolCapabilities, RoleEvent, StreamDecoder
+from harness.wire.dialects.capabilities import (
+    AckLosing,
+    AddressForging,
+    CheckFlip,
+    CheckFlipping,
+    ForgeEncoding,
+    Forging,
+    LostAck,
+    Muting,
+    NoiseBodies,
+    NoiseFrames,
+    NoiseKind,
+    Renumbering,
+)
 from harness.wire.dialects.parts import (
     Crc16CcittFalse,
     Crc16Modbus,
@@ -98,6 +120,8 @@ from harness.wire.messages import (
 from harness.wire.transports import (
     LineConfigurable,
     LineNegotiating,
+    ListenPort,
+    MqttPort,
     Pluggable,
     Replugging,
     Transport,
@@ -109,7 +133,9 @@ __all__ = [
     "DEVICES",
     "ENTRY_POINT_GROUP",
     "Ack",
+    "AckLosing",
     "AdapterError",
+    "AddressForging",
     "AsciiBodyMap",
     "BadFrame",
     "BetRecordRow",
@@ -117,11 +143,14 @@ __all__ = [
     "BetResult",
     "BowlOff",
     "BowlOn",
+    "CheckFlip",
+    "CheckFlipping",
     "ComposedCodec",
     "ConsoleRearranged",
     "CrashPoints",
     "Crc16CcittFalse",
     "Crc16Modbus",
+    "DelegatingDeviceEnd",
     "DelimitedFramer",
     "Delivered",
     "DeviceEnd",
@@ -135,12 +164,15 @@ __all__ = [
     "ErrorReason",
     "EventWatching",
     "Faultable",
+    "ForgeEncoding",
+    "Forging",
     "Frame",
     "FrameCodec",
     "Framer",
     "GameServerAdapter",
     "Heartbeat",
     "Hello",
+    "Identifying",
     "InputError",
     "Integrity",
     "LampClose",
@@ -155,15 +187,23 @@ __all__ = [
     "LineSpec",
     "LinkChanged",
     "LinkEvent",
+    "ListenPort",
+    "LostAck",
     "Lrc",
     "Message",
     "MessageMap",
+    "MqttPort",
+    "Muting",
     "Nak",
     "NakReason",
     "NoIntegrity",
+    "NoiseBodies",
+    "NoiseFrames",
+    "NoiseKind",
     "NoiseReporting",
     "PlayerSpec",
     "Pluggable",
+    "Principals",
     "Problem",
     "ProblemReason",
     "ProtocolCapabilities",
@@ -171,8 +211,10 @@ __all__ = [
     "ReaderRearranged",
     "Reassembled",
     "Received",
+    "RefusalCode",
     "Refused",
     "Rejected",
+    "Renumbering",
     "Replugging",
     "ReshakeReason",
     "Resolved",
@@ -189,6 +231,8 @@ __all__ = [
     "Source",
     "StreamDecoder",
     "StxEtxFramer",
+    "TableConfig",
+    "TableConfigError",
     "TokensPlaced",
     "Transport",
     "TransportClosed",

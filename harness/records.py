@@ -68,6 +68,32 @@ class DeviceRole(StrEnum):
     CONSOLE = "console"
 
 
+class RefusalCode(StrEnum):
+    """The codes of a refused bet (``BetReply.code``) that the harness reads (docs/adapters.md, "Refusal codes"): an
+    adapter maps its server's own refusals onto them and keeps any other code as the server sent it."""
+
+    #: no round is taking bets: between rounds, or the betting period is over (GP-3)
+    BETTING_CLOSED = "betting_closed"
+    #: the round is paused (ERR-1)
+    ROUND_PAUSED = "round_paused"
+    #: as ``betting_closed`` (other words for it the judge takes alike)
+    ROUND_NOT_OPEN = "round_not_open"
+    #: as ``betting_closed``
+    NO_ROUND_OPEN = "no_round_open"
+    #: the stake is above the player's balance (LIM-1)
+    INSUFFICIENT_BALANCE = "insufficient_balance"
+    #: the stake is not a whole number of chips (LIM-2)
+    STAKE_NOT_CHIP_MULTIPLE = "stake_not_chip_multiple"
+    #: the stake is below the table minimum (LIM-3)
+    STAKE_BELOW_MINIMUM = "stake_below_minimum"
+    #: the stake is above the table maximum (LIM-3)
+    STAKE_ABOVE_MAXIMUM = "stake_above_maximum"
+    #: the bet type is none of the game's ten (BET-1)
+    UNKNOWN_BET_TYPE = "unknown_bet_type"
+    #: the client bet id was already used with another bet type or stake (IDEM-1)
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+
+
 class OpType(StrEnum):
     """The type of a history op, as in Jepsen: ``invoke`` starts an operation, which completes ``ok`` (it took
     effect), ``fail`` (it certainly did not) or indeterminate (it may or may not have: Jepsen's ``info``).

@@ -51,6 +51,9 @@ PAUSE_SHAKES = ("count", "ignored")
 #: What a shake started after betting closed means: no shake of the betting period (GP-2), so a round with no shake
 #: before the close is void (SH-4a). The only choice the rules allow.
 AFTER_CLOSE = ("void",)
+#: Whether the server dates a device's report by the event time the device put on it (``used``) or by when the
+#: report arrived (``ignored``: a report that arrives late counts as made late).
+DEVICE_TIMES = ("used", "ignored")
 _MAX_MINOR = 2**63 - 1
 _MAX_SECONDS = 86_400.0
 
@@ -77,6 +80,7 @@ class TableConfig:
     result_timeout_s: float | None = 5.0
     shakes_during_pause: str = "count"
     shake_after_close: str = "void"
+    device_times: str = "used"
 
     def stake_problem(self, stake: int) -> tuple[str, str] | None:
         """The clause a stake breaks under these limits and why, or None when the table takes it: off the chip unit
@@ -182,6 +186,16 @@ FIELDS: tuple[FieldSpec, ...] = (
         "void (SH-4a); counting it would contradict GP-2",
         ("void",),
     ),
+    FieldSpec(
+        "device_times",
+        "text",
+        ", ".join(DEVICE_TIMES),
+        'RULES.md "What the rules leave open", what the table devices report; GP-2, SH-4a, SH-4b',
+        "used: a report counts at the event time its device put on it (a shake made during betting and reported "
+        "after the close is the round's shake); ignored: it counts when it arrives (the same shake is none, SH-4a); "
+        "scenarios that depend on device times declare used",
+        ("used",),
+    ),
 )
 #: The reference server's supported values per field, where it does not take every allowed one.
 REFERENCE: dict[str, tuple[object, ...]] = {f.name: f.reference for f in FIELDS if f.reference is not None}
@@ -284,6 +298,7 @@ def parse_table_config(raw: object, where: str, result_timeout_s: float = 5.0, p
         result_timeout_s=seconds("result_timeout_s", result_timeout_s),
         shakes_during_pause=choice("shakes_during_pause", PAUSE_SHAKES),
         shake_after_close=choice("shake_after_close", AFTER_CLOSE),
+        device_times=choice("device_times", DEVICE_TIMES),
     )
 
 

@@ -147,6 +147,10 @@ class LotusAdapter(GameServerAdapter):
             raise AdapterError("bad_setup", "table.reshake_count: the Lotus server counts re-shakes since_open only")
         if table.shakes_during_pause != "count":
             raise AdapterError("bad_setup", "table.shakes_during_pause: the Lotus server supports only count")
+        if table.device_times != "ignored":
+            raise AdapterError(
+                "bad_setup", "table.device_times: the Lotus server judges every report on arrival (ignored only)"
+            )
         for name in ("controller", "camera"):
             if name not in setup.devices:
                 raise AdapterError("bad_setup", f"the bench has no {name} line (devices.dialect must be lotus)")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from lotus_dialect import LotusDialect
@@ -55,6 +55,7 @@ from harness.lab import (
     LineSpec,
     LinkChanged,
     Message,
+    NoiseKind,
     Problem,
     ProblemReason,
     ProtocolCapabilities,
@@ -72,7 +73,6 @@ from harness.lab import (
     TokensPlaced,
     VoidClause,
 )
-from harness.wire.dialects.capabilities import NoiseKind  # not in harness.lab (yet): the Forging capability's kinds
 
 STX, ETX, DLE = 0x02, 0x03, 0x10
 POLL_S = 0.1
@@ -329,8 +329,8 @@ class BinDeviceEnd(DeviceEnd):
                 self.last_cmd = item.seq
                 self._events.append((Source.LAMP, Received(item)))
             if self.opened and self.forged:
-                self._out += self.forged.popleft()  # a forged frame takes this reply; the own answer the next
-            elif self.opened:
+                self._out += self.forged.popleft()  # a forged frame goes first in this reply, the own answer after it
+            if self.opened:
                 head = self.queue[0] if self.queue else None
                 reply = Frame(0, Source.LAMP, Heartbeat()) if head is None else Frame(head.seq, head.src, head.message)
                 self._out += self.codec.encode(reply)
@@ -358,31 +358,38 @@ class BinDeviceEnd(DeviceEnd):
     def pending(self) -> int:
         return len(self.queue)
 
-    # Forging (harness.wire.dialects.capabilities): a forged frame is the whole reply to the next poll (the
-    # controller's own answer goes with the poll after it), numbered 128 ahead of the controller's own numbers.
+    # Forging (harness.wire.dialects.capabilities): a forged frame goes in the reply to the next poll, before the
+    # controller's own answer (neither delayed nor renumbered), numbered 128 ahead of the controller's own numbers.
     def _forged_seq(self) -> int:
         seq = (self.seq + 127) % 255 + 1
         self.last_forged = seq if seq != self.last_forged else seq % 255 + 1
         return self.last_forged
 
     def forge(self, frame: Frame, now: float) -> int:
-        """Answer the next poll with ``frame`` as if ``frame.src`` sent it (a reader's read in the camera's JSON);
-        returns its number. Raises EncodeError for what neither format can express, ValueError for a control
-        message."""
+        """Put ``frame`` in the reply to the next poll, before the controller's own answer, as if ``frame.src`` sent it
+        (a reader's read in the camera's JSON); returns its number. Raises EncodeError for what neither format can
+        express, ValueError for a control message."""
         if isinstance(frame.message, Ack | Heartbeat):
             raise ValueError("a forged frame carries a device's data message, not the dialogue's own")
         seq = self._forged_seq()
-        codec = self.camera if frame.src is Source.READER and self.camera is not None else self.codec
-        self.forged.append(codec.encode(Frame(seq, frame.src, frame.message, round=frame.round)))
+        self.forged.append(self.forged_bytes(replace(frame, seq=seq)))
         return seq
+
+    def forged_bytes(self, frame: Frame) -> bytes:
+        """The bytes :meth:`forge` answers a poll with for ``frame``, numbered ``frame.seq``: a reader's read in the
+        camera's JSON, every other report in the controller's binary, which carries no event time (ForgeEncoding:
+        harness.wire.dialects.capabilities); writes nothing. Raises EncodeError for what neither format can
+        express."""
+        codec = self.camera if frame.src is Source.READER and self.camera is not None else self.codec
+        return codec.encode(Frame(frame.seq, frame.src, frame.message, round=frame.round))
 
     def noise_kinds(self) -> frozenset[NoiseKind]:
         """Every kind: an unknown code, a bad field value, a missing field."""
         return frozenset(NoiseKind)
 
     def forge_noise(self, kind: NoiseKind, src: Source, now: float) -> int:
-        """Answer the next poll with one frame of ``kind`` as if ``src`` sent it (its XOR holds); returns its number.
-        Raises EncodeError for a device the controller does not carry."""
+        """Put one frame of ``kind`` in the reply to the next poll, before the controller's own answer, as if ``src``
+        sent it (its XOR holds); returns its number. Raises EncodeError for a device the controller does not carry."""
         if src not in _DEV:
             raise EncodeError(f"src: the lotus-bin controller carries BOWL, SHAKER, CONSOLE, not {src.value}")
         dev = _DEV[src]

@@ -27,7 +27,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from harness.lab import (
@@ -58,6 +58,7 @@ from harness.lab import (
     LinkChanged,
     LinkEvent,
     Message,
+    NoiseKind,
     Problem,
     ProblemReason,
     ProtocolCapabilities,
@@ -77,7 +78,6 @@ from harness.lab import (
     TokensPlaced,
     VoidClause,
 )
-from harness.wire.dialects.capabilities import NoiseKind  # not in harness.lab (yet): the Forging capability's kinds
 
 MAX_LINE = 256  # bytes, CR LF included: a longer run without LF is refused as too_long
 MAX_SEQ = 99_999
@@ -527,9 +527,14 @@ class LotusDeviceEnd(DeviceEnd):
         if isinstance(frame.message, Ack | Heartbeat):
             raise ValueError("a forged frame carries a device's data message, not the dialogue's own")
         seq = self._forged_seq()
-        raw = self.forge_codec.encode(Frame(seq, frame.src, frame.message, round=frame.round, at=frame.at))
-        self._emit(raw, now)
+        self._emit(self.forged_bytes(replace(frame, seq=seq)), now)
         return seq
+
+    def forged_bytes(self, frame: Frame) -> bytes:
+        """The bytes :meth:`forge` writes for ``frame``, numbered ``frame.seq``, in its sender's own format
+        (ForgeEncoding: harness.wire.dialects.capabilities); writes nothing. Raises EncodeError for what neither
+        Lotus format can express."""
+        return self.forge_codec.encode(Frame(frame.seq, frame.src, frame.message, round=frame.round, at=frame.at))
 
     def noise_kinds(self) -> frozenset[NoiseKind]:
         """Every kind: an unknown code, a bad field value, a missing field."""

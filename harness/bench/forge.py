@@ -40,6 +40,7 @@ from harness.wire.dialects.capabilities import (
     AddressForging,
     CheckFlip,
     CheckFlipping,
+    ForgeEncoding,
     Forging,
     LostAck,
     Muting,
@@ -97,13 +98,29 @@ def forgeable(rig: Rig, line: str) -> Forging:
     return end
 
 
-def expressible(rig: Rig, line: str, frame: Frame) -> bool:
-    """Whether ``line``'s dialect can encode ``frame`` (its sender, message, tag and time), whatever its ``seq``."""
+def inexpressible(rig: Rig, line: str, frame: Frame) -> str:
+    """Why ``frame`` (its sender, message, tag and time, whatever its ``seq``) cannot be forged on ``line``, naming
+    the line's dialect and what it cannot carry; "" when it can. Asked per line: the line's device end when it tells
+    what it would forge (:class:`~harness.wire.dialects.capabilities.ForgeEncoding`: a dialect whose lines speak
+    different formats, or that forges a frame in its sender's own format), else the codec of the dialect that makes
+    the line (a companion dialect's, on the companion's lines)."""
+    spec = spec_of(rig, line)
+    end = rig.emulated.hub.ports[line].end
+    numbered = replace(frame, seq=1)
     try:
-        spec_of(rig, line).dialect.codec().encode(replace(frame, seq=1))
-    except EncodeError:
-        return False
-    return True
+        if isinstance(end, ForgeEncoding):
+            end.forged_bytes(numbered)
+        else:
+            spec.dialect.codec().encode(numbered)
+    except EncodeError as exc:
+        what = f"a {frame.src.value} {type(frame.message).__name__}"
+        return f"the {line} line speaks {spec.dialect.name}, which cannot carry {what} on it: {exc}"
+    return ""
+
+
+def expressible(rig: Rig, line: str, frame: Frame) -> bool:
+    """Whether ``frame`` can be forged on ``line`` (:func:`inexpressible` says why not)."""
+    return not inexpressible(rig, line, frame)
 
 
 def noise_kinds(rig: Rig, line: str) -> frozenset[NoiseKind]:

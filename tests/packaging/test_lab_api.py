@@ -106,6 +106,27 @@ PINNED = sorted(
         "XocdiaError",
         "load_adapter",
         "load_dialect",
+        # the device-end capabilities, the listening and broker ends, the refusal codes, the table configuration
+        "AckLosing",
+        "AddressForging",
+        "CheckFlip",
+        "CheckFlipping",
+        "DelegatingDeviceEnd",
+        "ForgeEncoding",
+        "Forging",
+        "Identifying",
+        "ListenPort",
+        "LostAck",
+        "MqttPort",
+        "Muting",
+        "NoiseBodies",
+        "NoiseFrames",
+        "NoiseKind",
+        "Principals",
+        "RefusalCode",
+        "Renumbering",
+        "TableConfig",
+        "TableConfigError",
     ]
 )
 

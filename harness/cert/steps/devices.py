@@ -29,7 +29,8 @@ from harness.bench.rig import BenchTimeout, Rig
 from harness.cert.steps.context import CertContext, lose_reports, needs, not_applicable
 from harness.cert.steps.params import FACES, typed
 from harness.records import RoundEventKind
-from harness.wire.dialects.capabilities import Muting, NoiseKind
+from harness.wire.dialects.capabilities import Muting, NoiseKind, Redialing
+from harness.wire.frame_errors import EncodeError
 from harness.wire.messages import (
     BowlOff,
     BowlOn,
@@ -99,7 +100,9 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
     bowl is off would apply it at the lift), the second one before the reader's own read. On a polled bus that
     carries the reader too, the device's line is its address: the result goes in that device's reply, under its
     address (:func:`~harness.bench.forge.write_in_reply`). Not applicable where a push line carries the reader too
-    (a result on it is the reader's), or where the bus's device end cannot put a frame in another device's reply.
+    (a result on it is the reader's), where the bus's device end cannot put a frame in another device's reply, or
+    where the line's dialect cannot carry a reader's result on that line (:func:`~harness.bench.forge.inexpressible`:
+    the reason names the dialect and what it cannot carry).
 
     Example: When a READER RESULT of r r r r for this round arrives on the console line after the close
     """
@@ -121,12 +124,21 @@ def forged_result(cert: CertContext, result: str, device: str) -> None:
             not_applicable(str(exc))
     read = Result(result, False)
 
+    def frame() -> Frame:
+        return Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
+
+    why = forge.inexpressible(rig, name, frame())
+    if why:
+        not_applicable(why)
+
     def fire() -> None:
-        frame = Frame(0, Source.READER, read, round=forge.current_tag(rig), at=forge.device_time(rig))
-        if Source.READER in spec.roles and via is not None:
-            forge.write_in_reply(rig, name, via, frame)
-        else:
-            forge.write_frames(rig, name, [frame])
+        try:
+            if Source.READER in spec.roles and via is not None:
+                forge.write_in_reply(rig, name, via, frame())
+            else:
+                forge.write_frames(rig, name, [frame()])
+        except EncodeError as exc:  # armed on a frame the line could carry: only its time or tag can differ now
+            rig.note("harness", "forged result not sent", f"the {name} line ({spec.dialect.name}): {exc}")
 
     forge.on_table(rig, BettingClosed, fire)
     forge.at_lift(rig, fire)
@@ -547,3 +559,71 @@ def numbered_last(cert: CertContext, device: str) -> None:
     """
     rig = _rig(cert)
     _link_step(lambda: forge.number_last(rig, _DEVICES[device]))
+
+
+def _redialing(rig: Rig, cert: CertContext, device: str) -> tuple[str, Redialing]:
+    """The line of ``device`` and its device end, when the line's dialect resends after a reconnect and the end can
+    drop and make its connection (else the scenario is not applicable)."""
+    src = _DEVICES[device]
+    why = "a report sent again after a reconnect is a new report there, not a copy the server can know"
+    needs(cert, "resend_after_reconnect", why, src)
+    try:
+        name = forge.line_of(rig, device)
+    except forge.CannotForge as exc:
+        not_applicable(str(exc))
+    end = rig.emulated.hub.ports[name].end
+    if not isinstance(end, Redialing):
+        dialect = forge.spec_of(rig, name).dialect.name
+        not_applicable(
+            f"the {name} line speaks {dialect}, whose device end ({type(end).__name__}) lacks the capability "
+            "Redialing (harness.wire.dialects.capabilities): its connection cannot be dropped before an "
+            "acknowledgement"
+        )
+    return name, end
+
+
+@when(
+    parsers.re(
+        rf"the (?P<device>{_DEVICE_RE})'s connection drops before its next (?P<report>{_REPORT_RE}) report is "
+        r"acknowledged, until it has another"
+    )
+)
+def drops_before_ack(cert: CertContext, device: str, report: str) -> None:
+    """The device's connection drops right after its next report of this kind went out, before the server's
+    acknowledgement of it came back; the device connects again when it next has a report to send, and then, as its
+    dialogue says, sends the unacknowledged report again under its own sequence number before the new one: the
+    server must take the copy for the report it already has (delivered once). Only on a line whose dialect declares
+    ``resend_after_reconnect`` (not applicable elsewhere, with the reason) and whose device end can drop its
+    connection (``Redialing``).
+
+    Example: When the reader's connection drops before its next result report is acknowledged, until it has another
+    """
+    rig = _rig(cert)
+    name, end = _redialing(rig, cert, device)
+    try:
+        end.redial_after(_DEVICES[device], _REPORTS[report])
+    except ValueError as exc:
+        not_applicable(f"the {name} line: {exc}")
+    rig.note("harness", "connection drops", f"after the {device}'s next {report} report, before its acknowledgement")
+
+
+@then(
+    parsers.re(
+        rf"the (?P<device>{_DEVICE_RE}) sent its (?P<report>{_REPORT_RE}) report again on its new connection and it "
+        r"was acknowledged"
+    )
+)
+def resent_after_reconnect(cert: CertContext, device: str, report: str) -> None:
+    """The fault took effect: the connection dropped after the report, the device connected again and sent the
+    report again under its number, and the server acknowledged the copy (what the server made of it, the
+    scenario's other Then steps decide).
+
+    Example: Then the reader sent its result report again on its new connection and it was acknowledged
+    """
+    rig = cert.running()
+    _name, end = _redialing(rig, cert, device)
+    redials = [r for r in end.redials() if r.src is _DEVICES[device]]
+    assert redials, f"the {device}'s connection never dropped after a {report} report (the report was never sent?)"
+    assert all(r.resent and r.delivered for r in redials), (
+        f"the {device}'s report was not sent again and acknowledged: {redials}"
+    )

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol, runtime_checkable
 
+from harness.wire.frame_errors import BadFrame
 from harness.wire.messages import Frame, Message, Source
 
 __all__ = [
@@ -19,12 +20,16 @@ __all__ = [
     "AddressForging",
     "CheckFlip",
     "CheckFlipping",
+    "ForgeEncoding",
     "Forging",
     "LostAck",
     "Muting",
     "NoiseBodies",
     "NoiseFrames",
     "NoiseKind",
+    "Redial",
+    "Redialing",
+    "Releasing",
     "Renumbering",
 ]
 
@@ -81,6 +86,24 @@ class Forging(Protocol):
 
         Raises:
             EncodeError: ``kind`` is not in :meth:`noise_kinds`, or the dialect cannot say ``src`` sent it.
+        """
+        ...
+
+
+@runtime_checkable
+class ForgeEncoding(Protocol):
+    """A forging end (:class:`Forging`) that tells, without writing anything, the bytes :meth:`Forging.forge` would put
+    on its line for a frame: what the bench asks before it arms a forged frame, so that a frame the line cannot carry
+    makes the scenario not applicable instead of failing when it fires. An end needs it when its line's formats are
+    not :meth:`~harness.wire.dialects.base.Dialect.codec`'s (a line that carries one device's format of several, a
+    forged frame sent in its sender's own format); without it the bench asks the codec of the line's dialect."""
+
+    def forged_bytes(self, frame: Frame) -> bytes:
+        """The bytes :meth:`Forging.forge` would write for ``frame``, numbered ``frame.seq``, without writing them or
+        changing the end.
+
+        Raises:
+            EncodeError: the end cannot forge the frame on its line (as :meth:`Forging.forge` would).
         """
         ...
 
@@ -217,4 +240,53 @@ class Renumbering(Protocol):
         Raises:
             ValueError: the line does not carry ``src``.
         """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Redial:
+    """A connection the device left right after one of its reports went out (:class:`Redialing`): the report's
+    device, its sequence number and message type, whether the device sent it again on its new connection and whether
+    the far end has acknowledged it since."""
+
+    src: Source
+    seq: int
+    message: str
+    resent: bool
+    delivered: bool
+
+
+@runtime_checkable
+class Redialing(Protocol):
+    """The end can drop its connection right after one of its reports went out, before the far end's
+    acknowledgement of it came back, and connect again when the device next has a report to send: its session starts
+    again (a hello first), then the unacknowledged report goes out again under its own sequence number, then the new
+    one. What a device whose dialect declares ``resend_after_reconnect``
+    (:class:`~harness.wire.dialects.base.ProtocolCapabilities`) does after a reconnect; the far end must take the copy
+    for the report it already has."""
+
+    def redial_after(self, src: Source, kind: type[Message]) -> None:
+        """Device ``src``'s next ``kind`` report is the last thing its connection carries: the end writes nothing and
+        takes nothing more on it (the acknowledgement on the way is lost), and connects again when ``src`` next
+        sends a report.
+
+        Raises:
+            ValueError: the line does not carry ``src``, or its dialogue acknowledges nothing.
+        """
+        ...
+
+    def redials(self) -> tuple[Redial, ...]:
+        """Every connection left so far (:meth:`redial_after`), in order."""
+        ...
+
+
+@runtime_checkable
+class Releasing(Protocol):
+    """A server end (:class:`~harness.wire.dialects.base.ServerEnd`) that holds reports back (for event order across
+    the devices of a bus) and can let them go without new bytes: what its owner asks after each
+    :meth:`~harness.wire.dialects.base.ServerEnd.tick`."""
+
+    def released(self, now: float) -> list[Frame | BadFrame]:
+        """The reports :meth:`~harness.wire.dialects.base.ServerEnd.tick` let go since the last call, in order; each
+        is handed on once, here or by the next ``receive``."""
         ...
