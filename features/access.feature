@@ -1,8 +1,9 @@
 Feature: Access control and account isolation (ACC-1..ACC-4)
-  A player acts only on their own account, from their own credentials; the supervisor's actions need the
-  supervisor's credentials; a request without credentials, or with credentials the server never issued, is refused
-  and changes nothing; a player's credentials keep working after the player reconnects
-  (fixtures/rules/ACCESS.md). Each request names its credentials; the judge checks every one of them.
+  A player acts only on their own account, from their own credentials; the supervisor's actions (the round's
+  controls, corrections, creating players) need the supervisor's credentials; a request without credentials, or
+  with credentials the server never issued, is refused and changes nothing; a player's credentials keep working
+  after the player reconnects (fixtures/rules/ACCESS.md). Each request names its credentials; the judge checks
+  every one of them.
 
   Background:
     Given player alice has a balance of 10,000
@@ -58,6 +59,37 @@ Feature: Access control and account isolation (ACC-1..ACC-4)
     When the round is played to the end
     Then the server cancels round 1 and refunds every bet
     And alice's balance is 10,000
+    And the oracle finds no difference
+
+  @clause:ACC-2
+  Scenario: A player's credentials cannot correct a settled round: the refused corrections change nothing
+    Given round 1 lands r r r w
+    When round 1 opens
+    And alice bets 1,000 on big
+    And bob bets 1,000 on small
+    And the round is played to the end
+    Then the server settles round 1 on r r r w
+    When alice asks for a correction of round 1 to r r w w
+    Then that request is refused
+    When bob asks for a correction of round 1 to w w w r
+    Then that request is refused
+    And alice's bet on big reads: round 1, stake 1,000, win, returned 1,960, settled, outcome r r r w, reds 3, balance 10,000 before and 10,960 after
+    And alice's balance is 10,960
+    And bob's balance is 9,000
+    And the oracle finds no difference
+
+  @clause:ACC-2
+  Scenario: A player's credentials cannot create a player: the request is refused and no account opens
+    Given round 1 lands w w w r
+    When round 1 opens
+    And alice bets 1,000 on small
+    And alice asks for a new player carol with a balance of 50,000
+    Then that request is refused
+    And the server has no account for carol
+    When the round is played to the end
+    Then the server settles round 1 on w w w r
+    And alice's balance is 10,960
+    And the server has no account for carol
     And the oracle finds no difference
 
   @clause:ACC-3

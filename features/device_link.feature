@@ -1,11 +1,13 @@
-Feature: The device link's own faults, in every dialect: damaged checks, lost acknowledgements, silence, the sequence wrap
+Feature: The device link's own faults, in every dialect: damaged checks, lost acknowledgements, silence, the sequence wrap, a reconnect
   The dialogue between the table's devices and the server must absorb what a real line does to it: a frame whose
   check the line damaged is refused and its copy sent again taken once, a report sent again because its
   acknowledgement was lost is acted on once, a line that goes quiet without an error is counted down within the
   server's silence limit and the round paused, and a report numbered just after the sequence numbers wrap is a new
-  report, never a replay. Each fault is made by the bench's own device end, in the line's dialect (its capabilities
-  CheckFlipping, AckLosing and Renumbering, harness/wire/dialects/capabilities.py; a silent line by the forge); a
-  scenario whose fault the line's end cannot make, or whose dialect has no integrity check, is not applicable there.
+  report, never a replay, and a report a device sends again after its connection dropped before the report's
+  acknowledgement is taken once. Each fault is made by the bench's own device end, in the line's dialect (its
+  capabilities CheckFlipping, AckLosing, Renumbering and Redialing, harness/wire/dialects/capabilities.py; a silent
+  line by the forge); a scenario whose fault the line's end cannot make, whose dialect has no integrity check, or
+  whose dialect does not send a report again after a reconnect (resend_after_reconnect), is not applicable there.
 
   Background:
     Given player alice has a balance of 10,000
@@ -57,6 +59,23 @@ Feature: The device link's own faults, in every dialect: damaged checks, lost ac
     And the server settles round 2 on w r w w
     And alice's bet on one_red returns 3,800
     And alice's balance is 26,800
+    And the oracle finds no difference
+
+  # SH-3: one standing token is one re-shake. The reader's read of it, sent again after its connection dropped
+  # before the read's acknowledgement came, is the same read: taken again after the re-shake's lift, it would ask for a
+  # second re-shake with no token standing and settle the round on faces no lift revealed.
+  @clause:SH-3 @clause:GP-3
+  Scenario: The reader's connection drops before its read is acknowledged: the read it sends again on reconnecting is taken once
+    Given in round 1 token 2 is left standing after shake 1
+    And in round 1 shake 2 lands w w r r
+    When round 1 opens
+    And alice bets 1,000 on two_red
+    And the reader's connection drops before its next result report is acknowledged, until it has another
+    And the round is played to the end
+    Then the reader sent its result report again on its new connection and it was acknowledged
+    And the server asks for 1 re-shake in round 1
+    And the server settles round 1 on w w r r
+    And alice's bet on two_red returns 2,500
     And the oracle finds no difference
 
   # ERR-1: a line gone quiet is a problem of the system the server learns of only by its silence limit; it then

@@ -376,6 +376,14 @@ class DeviceGateway:
                 if line.carries_lamp or guard.role == "LAMP":
                     line.send(type_, fields, now)
             silent = line.tick(now)
+            for frame in line.released(now):  # held back by the line, let go without new bytes
+                if isinstance(frame, BadFrame) or not self._admit(name, guard, frame):
+                    continue
+                report = timed_report(name, frame, clocks.setdefault(frame.src, DeviceClock()), now)
+                if report is not None and report.happened_at is not None:
+                    report = replace(report, happened_at=report.happened_at + shift)
+                if report is not None:
+                    self._submit(report)
             if silent:
                 self._submit(TableReport(ReportKind.PROBLEM, name, detail=_silent(line, silent)))
 

@@ -78,6 +78,12 @@ class ServerLine(ABC):
     def tick(self, now: float) -> list[str]:
         """Run the timers; returns the devices that have just gone silent."""
 
+    def released(self, now: float) -> list[Frame | BadFrame]:
+        """After :meth:`tick`: the device frames the line hands on without new bytes, in order (a report it held
+        back for ordering whose wait ended by time or by a device gone quiet). Each frame is handed on once, by
+        :meth:`feed` or here. A line that holds nothing back returns none."""
+        return []
+
     @abstractmethod
     def next_deadline(self) -> float:
         """The earliest time :meth:`tick` may act."""

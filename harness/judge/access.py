@@ -22,6 +22,9 @@ from harness.records import BetRecordRow
 
 __all__ = [
     "ACCOUNT_CLAUSE",
+    "ALL_SUPERVISOR_ACTIONS",
+    "CORRECT",
+    "CREATE_PLAYER",
     "NO_CREDENTIALS_CLAUSE",
     "SUPERVISOR_ACTIONS",
     "SUPERVISOR_CLAUSE",
@@ -38,8 +41,16 @@ ACCOUNT_CLAUSE = "ACC-1"  # a player acts on and reads only their own account, f
 SUPERVISOR_CLAUSE = "ACC-2"  # supervisor actions need supervisor credentials
 NO_CREDENTIALS_CLAUSE = "ACC-3"  # no credentials, or credentials never issued: refused, nothing changes
 VALID_CLAUSE = "ACC-4"  # issued credentials keep working for what they allow, across a reconnection
-#: the supervisor actions a request may ask for (:meth:`GameServerAdapter.supervise`'s actions)
+#: the supervisor actions on the round in play (:meth:`GameServerAdapter.supervise`'s actions)
 SUPERVISOR_ACTIONS = ("open", "pause", "resume", "cancel")
+#: the supervisor's correction of a settled round's outcome (:attr:`AccessRequest.round_id` to
+#: :attr:`AccessRequest.faces`)
+CORRECT = "correct"
+#: the supervisor's creation of a player (:attr:`AccessRequest.target`, with a wallet of
+#: :attr:`AccessRequest.balance`)
+CREATE_PLAYER = "create_player"
+#: every supervisor action a request may ask for
+ALL_SUPERVISOR_ACTIONS = (*SUPERVISOR_ACTIONS, CORRECT, CREATE_PLAYER)
 
 
 class Credentials(StrEnum):
@@ -75,8 +86,10 @@ _TARGETED = (AccessAction.BET, AccessAction.BALANCE, AccessAction.BET_RECORD)
 @dataclass(frozen=True, slots=True)
 class AccessRequest:
     """One request under chosen credentials. ``holder``: the player whose credentials it carries (only with
-    :attr:`Credentials.PLAYER`); ``target``: the account it names (a bet, a read); a bet's ``bet_type``, ``stake``
-    and ``client_bet_id``; a supervisor action's name (``supervisor_action``, one of :data:`SUPERVISOR_ACTIONS`).
+    :attr:`Credentials.PLAYER`); ``target``: the account it names (a bet, a read, the player to create); a bet's
+    ``bet_type``, ``stake`` and ``client_bet_id``; a supervisor action's name (``supervisor_action``, one of
+    :data:`ALL_SUPERVISOR_ACTIONS`); a correction's ``round_id`` (as the server names it) and ``faces`` (as sent:
+    four of R/W for a well-formed one); a created player's opening ``balance``.
 
     Raises:
         ValueError: a field that does not fit the others (the message names it and what it allows).
@@ -90,6 +103,9 @@ class AccessRequest:
     stake: int = 0
     client_bet_id: str = ""
     supervisor_action: str = ""
+    round_id: str = ""
+    faces: str = ""
+    balance: int = 0
 
     def __post_init__(self) -> None:
         Credentials(self.credentials)  # ValueError naming the value when it is not one
@@ -98,10 +114,19 @@ class AccessRequest:
             raise ValueError("holder: the player whose credentials, given with credentials 'player' only")
         if self.action in _TARGETED and not self.target:
             raise ValueError(f"target: the account a {self.action} request names is required")
-        if self.action == AccessAction.SUPERVISE and self.supervisor_action not in SUPERVISOR_ACTIONS:
+        supervising = self.action == AccessAction.SUPERVISE
+        if supervising and self.supervisor_action not in ALL_SUPERVISOR_ACTIONS:
             raise ValueError(
-                f"supervisor_action: one of {', '.join(SUPERVISOR_ACTIONS)}; got {self.supervisor_action!r}"
+                f"supervisor_action: one of {', '.join(ALL_SUPERVISOR_ACTIONS)}; got {self.supervisor_action!r}"
             )
+        correcting = supervising and self.supervisor_action == CORRECT
+        if correcting != bool(self.round_id and self.faces) or (not correcting and (self.round_id or self.faces)):
+            raise ValueError("round_id, faces: the round and the faces of a correction, given with 'correct' only")
+        creating = supervising and self.supervisor_action == CREATE_PLAYER
+        if creating and (not self.target or self.balance < 0):
+            raise ValueError("target, balance: a player to create needs an id and an opening balance >= 0")
+        if self.balance and not creating:
+            raise ValueError("balance: a created player's opening balance, given with 'create_player' only")
         if self.action == AccessAction.BET and (not self.bet_type or self.stake <= 0 or not self.client_bet_id):
             raise ValueError("bet_type, stake, client_bet_id: a bet request needs a bet type, a stake > 0 and an id")
 
@@ -132,6 +157,10 @@ class AccessRequest:
             AccessAction.SUPERVISE: f"the supervisor action {self.supervisor_action}",
             AccessAction.CONNECT: "a session",
         }[self.action]
+        if self.supervisor_action == CORRECT:
+            what = f"a correction of round {self.round_id} to {self.faces}"
+        elif self.supervisor_action == CREATE_PLAYER:
+            what = f"a new player {self.target} with a balance of {self.balance}"
         return f"{what}, with {who}"
 
 

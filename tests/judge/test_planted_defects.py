@@ -101,6 +101,16 @@ CASES = {
         "A bet naming another player's account is never booked to that account",
         "ACC-1",
     ),
+    "correct-endpoint-accepts-a-player-token": (
+        "access.feature",
+        "A player's credentials cannot correct a settled round: the refused corrections change nothing",
+        "ACC-2",
+    ),
+    "create-player-endpoint-accepts-a-player-token": (
+        "access.feature",
+        "A player's credentials cannot create a player: the request is refused and no account opens",
+        "ACC-2",
+    ),
 }
 
 
@@ -160,3 +170,20 @@ def test_the_split_settlement_fails_atom_1_on_local_hil_too(tmp_path: Path) -> N
     summary = json.loads(done.stdout)
     assert done.returncode != 0 and summary["clauses"]["failed"] == ["ATOM-1"], summary
     assert summary["scenarios"]["failed"] >= 5, summary
+
+
+def test_the_player_token_on_supervisor_endpoints_fails_acc_2_on_local_hil_too(tmp_path: Path) -> None:
+    """The access scenarios run on the local HIL bench (the HTTP adapter's requests under chosen credentials, to a
+    real server process): a server whose supervisor endpoints take a player's token fails there on ACC-2 alone,
+    every ACC-2 scenario among the failures (the unplanted server passes them:
+    ``tests/bench/test_local_hil_access.py``)."""
+    root, folder = planted(tmp_path, "supervisor-endpoints-accept-a-player-token", "access.feature")
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    cmd = [sys.executable, "-m", "harness.cli", "certify", "--bench", "local-hil", "--json", "--tags", "clause:ACC-2"]
+    cmd += ["--workers", "0", "--features", str(folder), "--report", str(tmp_path / "report")]
+    done = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=600, check=False)
+    assert done.stdout.strip().startswith("{"), done.stdout[-2000:] + done.stderr[-4000:]
+    summary = json.loads(done.stdout)
+    assert done.returncode != 0 and summary["clauses"]["failed"] == ["ACC-2"], summary
+    failures = summary["failures"]
+    assert len(failures) == 4 and all(f["failed_clauses"][:1] == ["ACC-2"] for f in failures), failures

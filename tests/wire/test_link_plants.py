@@ -43,6 +43,11 @@ CASES = {
         "The reader line goes silent at the read: counted down within the silence limit",
         "ERR-1",
     ),
+    "jsonl-reconnect-forgets-seen-sequence-numbers": (
+        "xocdia-jsonl",
+        "The reader's connection drops before its read is acknowledged: the read it sends again on reconnecting",
+        "SH-3",
+    ),
     "sequence-wrap-taken-for-a-replay": (
         "xocdia-ascii",
         "The reader's numbering wraps between two rounds: the read after the wrap settles its round",

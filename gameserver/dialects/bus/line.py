@@ -10,8 +10,11 @@ reported silent), then the cycle moves on. Lamp commands are WRITE requests to t
 and repeated until the lamp acknowledges them (after the retries of one cycle, again in the next: never dropped). A
 report whose seq equals the last one accepted from its address is a duplicate: acknowledged again, not acted on. A
 device that has not answered for ``silence_s`` is reported silent by :meth:`BusLine.tick` (once, until it answers
-again). A report from a device address this line does not poll is handed on as it is, never taken as one of the
-line's own devices: the gateway's line guard refuses it and counts it as from another line (``wrong_line``).
+again). Reports are handed on in the order they happened, each held back at most :data:`HOLD_CYCLES` poll
+intervals, also when no byte arrives after it (the bus gone quiet): :meth:`BusLine.tick` lets it go and
+:meth:`BusLine.released` hands it on. A report from a device address this line does not poll is handed on as it
+is, never taken as one of the line's own devices: the gateway's line guard refuses it and counts it as from another
+line (``wrong_line``).
 """
 
 from __future__ import annotations
@@ -105,6 +108,7 @@ class BusLine(ServerLine):
         self.cycle_due = now
         self._out = bytearray()
         self._peer: str | None = None
+        self._ready: list[Frame | BadFrame] = []  # held reports tick let go, for released() or the next feed()
         self._next_request(now)
 
     # --- the bus ------------------------------------------------------------------------------------------------
@@ -132,7 +136,7 @@ class BusLine(ServerLine):
         self._out += pending.raw
 
     def feed(self, data: bytes, now: float) -> list[Frame | BadFrame]:
-        out: list[Frame | BadFrame] = []
+        out, self._ready = self._ready, []  # let go by tick, not yet taken (:meth:`released`): they came first
         for item in self.decoder.feed(data):
             if isinstance(item, BadFrame):
                 out.append(item)
@@ -255,8 +259,16 @@ class BusLine(ServerLine):
             if device.up and (device.expected or device.heard) and now >= device.last_rx + self.silence_s - EPS:
                 device.up = False
                 silent.append(device.role)
+        self._ready += self._release(now)  # a wait that ended by time or by a device gone quiet: no byte needed
         self._next_request(now)
         return silent
+
+    def released(self, now: float) -> list[Frame | BadFrame]:
+        """The held reports :meth:`tick` let go (their wait ended by time, at most :data:`HOLD_CYCLES` poll intervals
+        after their arrival, or because the devices they waited for missed a poll or went silent), whether or not
+        another byte arrived; the next :meth:`feed` hands on those not taken here first."""
+        out, self._ready = self._ready, []
+        return out
 
     def next_deadline(self) -> float:
         if self.pending is not None:
@@ -268,6 +280,9 @@ class BusLine(ServerLine):
         for device in self.devices.values():
             if device.up and (device.expected or device.heard):
                 due = min(due, device.last_rx + self.silence_s)
+        heads = [(self._estimate(d, *d.held[0]), d.held[0][0]) for d in self.devices.values() if d.held]
+        if heads:  # the report handed on next goes by this time at the latest
+            due = min(due, min(heads)[1] + HOLD_CYCLES * self.interval)
         return due
 
     @property

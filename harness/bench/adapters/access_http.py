@@ -12,7 +12,7 @@ from typing import Any
 
 from harness.bench.adapters.http_support import code_of
 from harness.errors import AdapterError
-from harness.judge.access import AccessAction, AccessAnswer, AccessRequest, Answer, Credentials
+from harness.judge.access import CORRECT, CREATE_PLAYER, AccessAction, AccessAnswer, AccessRequest, Answer, Credentials
 
 __all__ = ["DENIED_STATUSES", "DENIED_WS_CODES", "HttpAsk", "answer_of", "http_ask", "ws_answer"]
 
@@ -40,7 +40,9 @@ def http_ask(
     ``supervisor`` token, no token, or a fresh token the server never issued; the target account under its id on
     the server (``ids``: scenario player id -> server id, for players created under other ids; default the same).
     A bet names an account other than the holder's in a ``player_id`` field of its body (the API takes the player
-    from the token and refuses unknown fields: an account named so is never the server's to take).
+    from the token and refuses unknown fields: an account named so is never the server's to take). A correction is
+    ``POST /v1/supervisor/correct`` with the round id (a whole number) and the faces as the request has them; a
+    player to create is ``POST /v1/supervisor/players`` with the target's server id, a fresh token and the balance.
 
     Raises:
         AdapterError: ``unknown_player`` when the holder has no token here.
@@ -70,6 +72,12 @@ def http_ask(
         return HttpAsk("GET", f"/v1/players/{target}/balance", token)
     if action == AccessAction.BET_RECORD:
         return HttpAsk("GET", f"/v1/players/{target}/bets", token)
+    if action == AccessAction.SUPERVISE and request.supervisor_action == CORRECT:
+        body = {"round_id": int(request.round_id), "faces": request.faces}
+        return HttpAsk("POST", "/v1/supervisor/correct", token, body)
+    if action == AccessAction.SUPERVISE and request.supervisor_action == CREATE_PLAYER:
+        player = {"id": target, "token": secrets.token_urlsafe(24), "balance": request.balance}
+        return HttpAsk("POST", "/v1/supervisor/players", token, {"players": [player]})
     if action == AccessAction.SUPERVISE:
         return HttpAsk("POST", f"/v1/supervisor/{request.supervisor_action}", token, {})
     return HttpAsk("GET", "/v1/stream", token)

@@ -18,6 +18,7 @@ from gameserver.protocol import Frame as ServerFrame
 from gameserver.protocol import encode as server_encode
 from gameserver.protocol import parse as server_parse
 from harness.wire.dialects.base import EndSettings, LineSpec
+from harness.wire.dialects.capabilities import Releasing
 from harness.wire.frame_errors import BadFrame, EncodeError
 from harness.wire.messages import Frame, Source
 from harness.wire.text import encode, parse_frame
@@ -61,6 +62,16 @@ class BridgedLine(ServerLine):
         if silent:
             self._up = False
         return silent
+
+    def released(self, now: float) -> list[ServerFrame | ServerBadFrame]:
+        """The reports the dialect's server end let go without new bytes (when it is
+        :class:`~harness.wire.dialects.capabilities.Releasing`), as the reference server's frames."""
+        if not isinstance(self.end, Releasing):
+            return []
+        return [
+            ServerBadFrame(f.reason.value, f.raw) if isinstance(f, BadFrame) else _to_server(f)
+            for f in self.end.released(now)
+        ]
 
     def next_deadline(self) -> float:
         due = self.end.next_deadline()

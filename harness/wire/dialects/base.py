@@ -66,6 +66,9 @@ class ProtocolCapabilities:
         confidence: a read carries its confidence per token (a token read too unsure is ``U``).
         betting_time_on_open: the lamp's ``OPEN`` carries the betting time (``ms``).
         round_ids: the round ids lamp commands (and round tags) carry: one of :data:`ROUND_ID_FORMS`.
+        resend_after_reconnect: a device report not acknowledged when the connection dropped goes out again on the
+            next connection under its own sequence number, so the server can tell the copy from a new report and
+            deliver it once (false: the dialogue numbers every connection afresh, or keeps no report across one).
 
     Raises:
         DialectError: a field of the wrong type, or ``round_ids`` not one of :data:`ROUND_ID_FORMS`.
@@ -79,6 +82,7 @@ class ProtocolCapabilities:
     problem_reasons: bool = True
     confidence: bool = False
     betting_time_on_open: bool = True
+    resend_after_reconnect: bool = False
     round_ids: str = "text"
 
     def __post_init__(self) -> None:

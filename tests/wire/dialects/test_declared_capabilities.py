@@ -49,11 +49,13 @@ def test_the_shipped_dialects_declare_what_they_carry() -> None:
         "problem_reasons": True,
         "confidence": False,
         "betting_time_on_open": True,
+        "resend_after_reconnect": False,
         "round_ids": "text",
     }
     assert load_dialect("xocdia-bus").capabilities == ProtocolCapabilities()
     jsonl = load_dialect("xocdia-jsonl").capabilities
     assert jsonl.confidence and jsonl.round_tags and jsonl.event_times and not jsonl.token_sensor
+    assert jsonl.resend_after_reconnect  # the reader numbers its reads per run, not per connection
 
 
 def test_a_bad_declaration_names_the_field_and_the_allowed_values() -> None:

@@ -3,8 +3,9 @@
 Guarantees: :class:`BusServerEnd` keeps one request at a time on the bus, polls every device once per cycle,
 acknowledges a report by the next POLL to its address, writes lamp commands (retried) until the lamp acknowledges
 them, suppresses duplicates, hands reports on in event order (holding one back at most ``HOLD_CYCLES`` poll
-intervals) and reports silent devices. Sans I/O, like :class:`harness.wire.link.Link`: fed bytes and the
-time, it says when it next needs to run.
+intervals, also when no byte arrives after it: :meth:`BusServerEnd.tick` lets it go and
+:meth:`BusServerEnd.released` hands it on) and reports silent devices. Sans I/O, like
+:class:`harness.wire.link.Link`: fed bytes and the time, it says when it next needs to run.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class BusServerEnd(ServerEnd):
         self.cycle: deque[Source] = deque()
         self.cycle_due = now
         self._out = bytearray()
+        self._ready: list[Frame | BadFrame] = []  # held reports tick let go, for released() or the next receive()
         self._advance(now)
 
     # --- requests -----------------------------------------------------------------------------------------------
@@ -114,7 +116,7 @@ class BusServerEnd(ServerEnd):
 
     # --- replies ------------------------------------------------------------------------------------------------
     def receive(self, data: bytes, now: float) -> list[Frame | BadFrame]:
-        out: list[Frame | BadFrame] = []
+        out, self._ready = self._ready, []  # let go by tick, not yet taken (:meth:`released`): they came first
         for item in self.decoder.feed(data):
             if isinstance(item, BadFrame):
                 out.append(item)
@@ -216,8 +218,17 @@ class BusServerEnd(ServerEnd):
             if station.up and now >= station.last_rx + self.silence_s - EPS:
                 station.up = False
                 silent.append(station.role)
+        self._ready += self._release(now)  # a wait that ended by time or by a device gone quiet: no byte needed
         self._advance(now)
         return silent
+
+    def released(self, now: float) -> list[Frame | BadFrame]:
+        """The held reports :meth:`tick` let go (their wait ended by time, at most :data:`HOLD_CYCLES` poll intervals
+        after their arrival, or because the devices they waited for missed a poll or went silent), whether or not
+        another byte arrived (:class:`~harness.wire.dialects.capabilities.Releasing`); the next :meth:`receive`
+        hands on those not taken here first."""
+        out, self._ready = self._ready, []
+        return out
 
     def next_deadline(self) -> float | None:
         if self.request is not None:
@@ -229,6 +240,9 @@ class BusServerEnd(ServerEnd):
         for station in self.stations.values():
             if station.up:
                 due = min(due, station.last_rx + self.silence_s)
+        heads = [(self._when(st, *st.held[0]), st.held[0][0]) for st in self.stations.values() if st.held]
+        if heads:  # the report handed on next goes by this time at the latest
+            due = min(due, min(heads)[1] + HOLD_CYCLES * self.interval)
         return due
 
     def take_output(self) -> bytes:

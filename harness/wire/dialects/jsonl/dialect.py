@@ -56,13 +56,16 @@ class JsonlReaderDialect(Dialect):
     golden_file = "protocol/xocdia-jsonl/golden.jsonl"
     #: docs/dialects/xocdia-jsonl.md: the reader's round tag, its timestamp ``ts``, its hello and a confidence per
     #: token. It carries no console, shaker, bowl or lamp: no token sensor, positions, problem reasons or lamp
-    #: commands (the companion's lines carry those, under the companion's own declaration).
+    #: commands (the companion's lines carry those, under the companion's own declaration). The reader numbers its
+    #: objects per run, not per connection: a read not acknowledged when the connection dropped goes out again after
+    #: the next hello under its own ``seq`` (§4), which the server takes for a copy.
     capabilities = ProtocolCapabilities(
         token_sensor=False,
         positions=False,
         problem_reasons=False,
         confidence=True,
         betting_time_on_open=False,
+        resend_after_reconnect=True,
     )
     defaults: ClassVar[Mapping[str, Any]] = {
         "companion": "xocdia-ascii",

@@ -7,7 +7,10 @@ acknowledged and dropped), sends heartbeats when quiet and reports silence.
 
 The reader's end can forge (:class:`~harness.wire.dialects.capabilities.Forging`): a forged object is written unasked,
 outside the stop and wait, numbered :data:`FORGED_GAP` ahead of the reader's next ``seq`` (a server remembers only the
-last :data:`REMEMBER` numbers of a run, and the reader does not number that many reads in a scenario).
+last :data:`REMEMBER` numbers of a run, and the reader does not number that many reads in a scenario). It can leave
+its connection right after a read went out and connect again when it next has one
+(:class:`~harness.wire.dialects.capabilities.Redialing`): a hello, the unacknowledged read under its own ``seq``, then
+the new read.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, replace
 
 from harness.wire.dialects.base import DeviceEnd, EndSettings, FrameCodec, RoleEvent, ServerEnd, StreamDecoder
-from harness.wire.dialects.capabilities import NoiseKind
+from harness.wire.dialects.capabilities import NoiseKind, Redial
 from harness.wire.dialects.jsonl.codec import MAX_SEQ, VERSION
 from harness.wire.frame_errors import NAK_FOR, BadFrame, EncodeError, ErrorReason
 from harness.wire.line_events import Delivered, LinkChanged, LinkEvent, Refused, Rejected
@@ -68,6 +71,14 @@ class _Item:
 
 
 @dataclass(slots=True)
+class _Redial:
+    seq: int
+    message: str
+    resent: bool = False
+    delivered: bool = False
+
+
+@dataclass(slots=True)
 class _Flight:
     item: _Item
     raw: bytes
@@ -99,6 +110,9 @@ class ReaderEnd(DeviceEnd):
         self._out = bytearray()
         self._events: list[LinkEvent] = []
         self._forged_count = 0
+        self._redial_kind: type[Message] | None = None  # armed: leave the connection after the next such read
+        self._away = False  # left the connection; connect again at the next read
+        self._redials: list[_Redial] = []
 
     def _tag(self, events: list[LinkEvent]) -> list[RoleEvent]:
         return [(Source.READER, e) for e in events]
@@ -130,6 +144,22 @@ class ReaderEnd(DeviceEnd):
         self._next_seq = MAX_SEQ
         return MAX_SEQ, 1
 
+    # --- redialing (harness.wire.dialects.capabilities.Redialing) ---------------------------------------------
+    def redial_after(self, src: Source, kind: type[Message]) -> None:
+        """The reader's next ``kind`` object is the last its connection carries: then the end writes and takes nothing
+        (the server's ``ack`` of it is lost) until the reader has its next object to send, and then opens the
+        connection again (:meth:`open`: a hello, the unacknowledged object under its own ``seq``, the new one).
+        Raises ValueError for another device or when the line acknowledges nothing (``require_ack`` false)."""
+        if src is not Source.READER:
+            raise ValueError(f"this line carries READER, not {src.value}")
+        if not self.require_ack:
+            raise ValueError("the reader's line acknowledges nothing (require_ack: false): nothing is sent again")
+        self._redial_kind = kind
+
+    def redials(self) -> tuple[Redial, ...]:
+        """Every connection left so far (:meth:`redial_after`), in order."""
+        return tuple(Redial(Source.READER, r.seq, r.message, r.resent, r.delivered) for r in self._redials)
+
     def noise_kinds(self) -> frozenset[NoiseKind]:
         """Every kind (:func:`noise_object`)."""
         return frozenset(NoiseKind)
@@ -145,6 +175,7 @@ class ReaderEnd(DeviceEnd):
         return seq
 
     def open(self, now: float) -> None:
+        self._away = False
         flight, self.inflight = self.inflight, None
         if flight is not None:
             self.queue.appendleft(flight.item)
@@ -170,6 +201,9 @@ class ReaderEnd(DeviceEnd):
             raise ValueError(f"the reader sends RESULT and REARRANGED, not {message.TYPE}")
         self.codec.encode(Frame(1, Source.READER, message, round=round, at=at))  # refuse it now, not when it goes out
         self.queue.append(_Item(message, round, at))
+        if self._away:  # the reader connects again to send it (Redialing)
+            self.open(now)
+            return
         self._pump(now)
 
     def _emit(self, raw: bytes, now: float) -> None:
@@ -192,8 +226,19 @@ class ReaderEnd(DeviceEnd):
             self._emit(raw, now)
             if self.require_ack:
                 self.inflight = _Flight(item, raw, now + RETRY_S)
+            for redial in self._redials:
+                if redial.seq == item.seq and not redial.delivered:
+                    redial.resent = True
+            if self._redial_kind is not None and isinstance(item.message, self._redial_kind):
+                self._redial_kind = None
+                self._redials.append(_Redial(item.seq, item.message.TYPE))
+                self._away = True
+                self.close()  # the object just written still goes out; nothing more on this connection
+                return
 
     def receive(self, data: bytes, now: float) -> list[RoleEvent]:
+        if self._away:  # the connection was left (Redialing): what still arrives on it is lost
+            return self.take_events()
         for item in self.decoder.feed(data):
             if isinstance(item, BadFrame):
                 self._events.append(Rejected(item))
@@ -210,6 +255,8 @@ class ReaderEnd(DeviceEnd):
             if isinstance(msg, Ack | Nak) and flight is not None and msg.of == flight.item.seq:
                 self.inflight = None
                 if isinstance(msg, Ack):
+                    for redial in self._redials:
+                        redial.delivered = redial.delivered or (redial.seq == msg.of and redial.resent)
                     self._events.append(Delivered(msg.of, flight.item.message))
                 else:
                     self._events.append(Refused(msg.of, flight.item.message, msg.reason))
