@@ -70,6 +70,9 @@ from harness.wire.dialects.capabilities import (
     NoiseBodies,
     NoiseFrames,
     NoiseKind,
+    Redial,
+    Redialing,
+    Releasing,
     Renumbering,
 )
 from harness.wire.dialects.parts import (
@@ -211,9 +214,12 @@ __all__ = [
     "ReaderRearranged",
     "Reassembled",
     "Received",
+    "Redial",
+    "Redialing",
     "RefusalCode",
     "Refused",
     "Rejected",
+    "Releasing",
     "Renumbering",
     "Replugging",
     "ReshakeReason",
