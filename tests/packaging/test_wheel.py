@@ -44,7 +44,13 @@ SOURCES = (
     "README.md",
 )
 #: Every command line whose ``--help`` must exit 0: the top level, each subcommand, the nested ones.
-HELP = [[], *([_command(m)] for m in SUBCOMMANDS), ["bench", "check"], ["dialects", "check"]]
+HELP = [
+    [],
+    *([_command(m)] for m in SUBCOMMANDS),
+    ["bench", "check"],
+    ["dialects", "check"],
+    *(["evidence", action] for action in ("keygen", "diff", "junit", "amend")),
+]
 #: What is left out of the environment of every command run in a venv: this checkout's settings.
 UNSET = ("PYTHONPATH", "XOCDIA_FEATURES", "XOCDIA_PLUGIN", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
 

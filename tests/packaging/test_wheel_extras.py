@@ -2,6 +2,7 @@
 (the wheel and the helpers of ``test_wheel.py``): the reference server runs from the wheel (``xocdia-server --help``,
 a start on a temporary ledger that answers HTTP, a stop by SIGTERM), and a fault campaign runs on a Dask
 ``LocalCluster`` started in the venv (``xocdia-hil campaign --scheduler``), its worker a process of that venv.
+With ``[certify,evidence]``, a signed evidence pack is written by certify and verified offline, from the wheel.
 The installed suite says its version (``features/SUITE_VERSION`` ships, and ``certify --json`` reports it)."""
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def server_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path: 
 def dask_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
     """The wheel installed with ``[dask]`` alone, once per session; returns the venv's ``bin/``."""
     return _once(tmp_path_factory, "dask", lambda folder: _venv(wheel, folder / "venv", "[dask]"))
+
+
+@pytest.fixture(scope="session")
+def evidence_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: F811
+    """The wheel installed with ``[certify,evidence]``, once per session; returns the venv's ``bin/``."""
+    return _once(tmp_path_factory, "evidence", lambda folder: _venv(wheel, folder / "venv", "[certify,evidence]"))
 
 
 def _env(bin_dir: Path) -> dict[str, str]:
@@ -122,3 +129,22 @@ def test_the_installed_suite_has_its_version_and_changelog(server_venv: Path, tm
     out = _run([str(server_venv / "python"), "-c", probe], tmp_path, bin_dir=server_venv).stdout.split()
     source = Path(__file__).resolve().parents[2] / "features" / "SUITE_VERSION"
     assert out[0] == source.read_text(encoding="utf-8").strip() and int(out[1]) > 0 and out[2] == "True", out
+
+
+def test_a_signed_evidence_pack_is_written_and_verified_from_the_wheel(evidence_venv: Path, tmp_path: Path) -> None:
+    xocdia = str(evidence_venv / "xocdia-hil")
+    _run([xocdia, "evidence", "keygen", "lab-key"], tmp_path, bin_dir=evidence_venv)
+    assert (tmp_path / "lab-key").stat().st_mode & 0o077 == 0 and (tmp_path / "lab-key.pub").is_file()
+    args = ["certify", "--bench", "in-process", "--tags", "clause:SH-3", "--workers", "0", "--report", "r"]
+    done = _run([xocdia, *args, "--evidence", "pack", "--sign-key", "lab-key"], tmp_path, bin_dir=evidence_venv)
+    assert (tmp_path / "pack").is_dir(), done.stdout[-2000:]
+    checked = _run([xocdia, "verify", "pack", "--key", "lab-key.pub"], tmp_path, bin_dir=evidence_venv)
+    assert "signature" in checked.stdout.lower(), checked.stdout
+    manifest = json.loads((tmp_path / "pack" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["report_id"] in checked.stdout
+    feed = tmp_path / "pack" / "feed.jsonl"
+    lines = feed.read_bytes().splitlines(keepends=True)
+    lines[len(lines) // 2] = lines[len(lines) // 2].replace(b'"n":', b'"n": ', 1)  # one observation edited
+    feed.write_bytes(b"".join(lines))
+    broken = _run([xocdia, "verify", "pack", "--key", "lab-key.pub"], tmp_path, bin_dir=evidence_venv, expect=1)
+    assert "feed.jsonl" in broken.stdout + broken.stderr
