@@ -32,7 +32,7 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import total_ordering
 from pathlib import Path
@@ -58,8 +58,8 @@ __all__ = [
     "read_changelog",
     "read_pin",
     "shipped_scenarios",
-    "suite_notice",
     "suite_changes",
+    "suite_notice",
     "update_refusals",
 ]
 
@@ -447,6 +447,29 @@ def _uses(pattern: str, texts: Sequence[str]) -> bool:
     return any(removed.is_matching(t) or ("<" in t and loose.match(t)) for t in texts)
 
 
+def _touching(own_folders: Sequence[Path], tags: str, shipped: bool) -> Callable[[Change], bool]:
+    """Whether a changelog entry touches the run: the whole suite; a scenario or feature among the selected shipped
+    scenarios (``shipped``: the run includes the shipped suite; ``tags``: its tag expression), or any removed shipped
+    scenario; a step that a selected shipped scenario or the lab's own features (``own_folders``) use."""
+    selected = _selected(shipped_scenarios(), tags) if shipped else []
+    keys = {(s.file, s.title) for s in selected}
+    files = {s.file for s in selected}
+    used = [text for s in selected for text in s.steps] + _own_steps(own_folders)
+
+    def touches(change: Change) -> bool:
+        return (
+            change.subject == "suite"
+            or (
+                change.subject == "scenario"
+                and ((change.file, change.name) in keys or (shipped and change.kind == "removed"))
+            )
+            or (change.subject == "feature" and change.file in files)
+            or (change.subject == "step" and _uses(change.name, used))
+        )
+
+    return touches
+
+
 def suite_notice(
     pin: SuiteVersion | None,
     own_folders: Sequence[Path],
@@ -479,23 +502,9 @@ def suite_notice(
         ]
     changes = read_changelog() if changes is None else changes
     since = [c for c in changes if pin < c.version <= installed]
-    selected = _selected(shipped_scenarios(), tags) if shipped else []
-    keys = {(s.file, s.title) for s in selected}
-    files = {s.file for s in selected}
-    used = [text for s in selected for text in s.steps] + _own_steps(own_folders)
+    touches = _touching(own_folders, tags, shipped)
     out = [f"suite {installed} (pinned {pin} in {WORKSPACE_FILE}; {len(since)} changelog entries since)"]
-    for change in since:
-        touches = (
-            change.subject == "suite"
-            or (
-                change.subject == "scenario"
-                and ((change.file, change.name) in keys or (shipped and change.kind == "removed"))
-            )
-            or (change.subject == "feature" and change.file in files)
-            or (change.subject == "step" and _uses(change.name, used))
-        )
-        if touches:
-            out.append(f"warning: {change.describe()}")
+    out += [f"warning: {change.describe()}" for change in since if touches(change)]
     if len(out) > 1:
         out.append(f'warning: read {CHANGELOG}, then pin suite: "{installed}" in {WORKSPACE_FILE}')
     return out
@@ -522,20 +531,9 @@ def suite_changes(
     between = [c for c in changes if since < c.version <= installed]
     if not between:
         return [f"suite {installed}: no changelog entries after {since}"]
-    selected = _selected(shipped_scenarios(), tags) if shipped else []
-    keys = {(s.file, s.title) for s in selected}
-    files = {s.file for s in selected}
-    used = [text for s in selected for text in s.steps] + _own_steps(own_folders)
+    touches = _touching(own_folders, tags, shipped)
     out = [f"suite {installed}: {len(between)} changelog entries after {since} (* touches this selection)"]
-    for change in between:
-        touches = (
-            change.subject == "suite"
-            or (change.subject == "scenario" and (change.file, change.name) in keys)
-            or (change.subject == "feature" and change.file in files)
-            or (change.subject == "step" and _uses(change.name, used))
-        )
-        out.append(f"{'*' if touches else ' '} {change.describe()}")
-    return out
+    return out + [f"{'*' if touches(change) else ' '} {change.describe()}" for change in between]
 
 
 # --- the developer's commands -----------------------------------------------------------------------------------
