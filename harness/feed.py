@@ -38,12 +38,14 @@ Kinds and their data (every field optional unless named):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import IO, Any
 
 FEED_FORMAT = 1
@@ -244,6 +246,51 @@ class JsonlSink:
 
     def close(self) -> None:
         self.flush()
+
+
+class LineFollower:
+    """Follows a file other processes append whole lines to (a certification run's pytest workers, one ``write`` of
+    one line each): a daemon thread reads what was appended every ``poll_s`` seconds and hands the complete,
+    non-blank lines (bytes, without their newline) to ``on_lines``, in the order they were written. A missing file
+    is read as empty until it appears. :meth:`stop` reads once more, after the thread ended, and returns the
+    unterminated rest (``b""`` when the file ended with a newline); ``on_lines`` is never called after it."""
+
+    def __init__(self, path: Path, on_lines: Callable[[list[bytes]], None], poll_s: float, name: str) -> None:
+        self.path = path
+        self.on_lines = on_lines
+        self.poll_s = poll_s
+        self._offset = 0
+        self._rest = b""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, join_s: float = 10.0) -> bytes:
+        self._stop.set()
+        self._thread.join(timeout=join_s)
+        self._read()
+        rest, self._rest = self._rest, b""
+        return rest
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self._read()
+
+    def _read(self) -> None:
+        data = b""
+        with contextlib.suppress(FileNotFoundError), self.path.open("rb") as f:
+            f.seek(self._offset)
+            data = f.read()
+            self._offset += len(data)
+        if not data:
+            return
+        lines = (self._rest + data).split(b"\n")
+        self._rest = lines.pop()
+        whole = [line for line in lines if line.strip()]
+        if whole:
+            self.on_lines(whole)
 
 
 def loads_shallow(text: str, max_depth: int = MAX_JSON_DEPTH) -> Any:

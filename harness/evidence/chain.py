@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.evidence.digest import sha256_bytes
+from harness.feed import LineFollower
 
 POLL_S = 0.1
 FEED_FILE = "feed.jsonl"
@@ -94,36 +95,18 @@ class ChainFollower:
     def __init__(self, source: Path, writer: ChainWriter) -> None:
         self.source = source
         self.writer = writer
-        self._offset = 0
-        self._rest = b""
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="evidence-chain", daemon=True)
+        self._follower = LineFollower(source, self._chain, POLL_S, "evidence-chain")
 
     def start(self) -> None:
-        self._thread.start()
+        self._follower.start()
 
     def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=10.0)
-        self._read()
-        if self._rest.strip():
-            self.writer.append(self._rest.decode("utf-8", errors="replace"))
-        self._rest = b""
+        rest = self._follower.stop(join_s=10.0)
+        if rest.strip():
+            self.writer.append(rest.decode("utf-8", errors="replace"))
 
-    def _run(self) -> None:
-        while not self._stop.wait(POLL_S):
-            self._read()
-
-    def _read(self) -> None:
-        with contextlib.suppress(FileNotFoundError), self.source.open("rb") as f:
-            f.seek(self._offset)
-            data = f.read()
-            self._offset += len(data)
-        if not data:
-            return
-        lines = (self._rest + data).split(b"\n")
-        self._rest = lines.pop()
-        self.writer.extend([line.decode("utf-8", errors="replace") for line in lines if line.strip()])
+    def _chain(self, lines: list[bytes]) -> None:
+        self.writer.extend([line.decode("utf-8", errors="replace") for line in lines])
 
 
 @dataclass(frozen=True)
