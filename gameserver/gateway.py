@@ -364,28 +364,27 @@ class DeviceGateway:
                 if isinstance(frame, BadFrame):
                     self._record(name, "error", frame.raw, frame.kind)
                     continue
-                if not self._admit(name, guard, frame):
-                    continue
-                report = timed_report(name, frame, clocks.setdefault(frame.src, DeviceClock()), now)
-                if report is not None and report.happened_at is not None:
-                    report = replace(report, happened_at=report.happened_at + shift)
-                if report is not None:
-                    self._submit(report)
+                if self._admit(name, guard, frame):
+                    self._report(name, frame, clocks, now, shift)
             while not lamp.empty():
                 type_, fields = lamp.get()
                 if line.carries_lamp or guard.role == "LAMP":
                     line.send(type_, fields, now)
             silent = line.tick(now)
             for frame in line.released(now):  # held back by the line, let go without new bytes
-                if isinstance(frame, BadFrame) or not self._admit(name, guard, frame):
-                    continue
-                report = timed_report(name, frame, clocks.setdefault(frame.src, DeviceClock()), now)
-                if report is not None and report.happened_at is not None:
-                    report = replace(report, happened_at=report.happened_at + shift)
-                if report is not None:
-                    self._submit(report)
+                if not isinstance(frame, BadFrame) and self._admit(name, guard, frame):
+                    self._report(name, frame, clocks, now, shift)
             if silent:
                 self._submit(TableReport(ReportKind.PROBLEM, name, detail=_silent(line, silent)))
+
+    def _report(self, name: str, frame: Frame, clocks: dict[str, DeviceClock], now: float, shift: float) -> None:
+        """Submit what an admitted frame of line ``name`` reports, its device time moved onto the engine's clock by
+        ``shift``; a frame that reports nothing is dropped."""
+        report = timed_report(name, frame, clocks.setdefault(frame.src, DeviceClock()), now)
+        if report is not None and report.happened_at is not None:
+            report = replace(report, happened_at=report.happened_at + shift)
+        if report is not None:
+            self._submit(report)
 
     def _reopened(self, name: str, port: DevicePort) -> DevicePort:
         """The port again after an I/O error: reopened when the gateway can (the old one closed), else as it was."""
