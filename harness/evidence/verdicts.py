@@ -46,8 +46,15 @@ def verdicts(matrix: dict[str, Any] | None, exit_status: int) -> dict[str, Any]:
 
 
 def counts(doc: dict[str, Any]) -> dict[str, dict[str, int]]:
-    """How many scenarios ended each way and how many clauses have each result, from a ``verdicts.json``
-    document."""
+    """How many scenarios ended each way, how many rule clauses (the catalogues' clause ids) have each result, and
+    how many GLI references (``GLI 2.8.2``: a standard's section the scenarios are tagged with, not a clause of the
+    catalogues) have each, from a ``verdicts.json`` document."""
     outcomes = Counter(str(s.get("outcome")) for s in doc.get("scenarios", {}).values())
-    results = Counter(str(c.get("result")) for c in doc.get("clauses", {}).values())
-    return {"scenarios": dict(sorted(outcomes.items())), "clauses": dict(sorted(results.items()))}
+    clauses = doc.get("clauses", {})
+    results = Counter(str(c.get("result")) for k, c in clauses.items() if not k.startswith("GLI "))
+    gli = Counter(str(c.get("result")) for k, c in clauses.items() if k.startswith("GLI "))
+    return {
+        "scenarios": dict(sorted(outcomes.items())),
+        "clauses": dict(sorted(results.items())),
+        "gli_references": dict(sorted(gli.items())),
+    }

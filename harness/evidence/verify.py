@@ -159,6 +159,7 @@ def summary(result: Verification) -> list[str]:
     verdict = m.get("verdict", {})
     scen = ", ".join(f"{k} {v}" for k, v in verdict.get("scenarios", {}).items()) or "none"
     clauses = ", ".join(f"{k} {v}" for k, v in verdict.get("clauses", {}).items()) or "none"
+    gli = ", ".join(f"{k} {v}" for k, v in verdict.get("gli_references", {}).items())
     bench = m.get("bench", {})
     lines = [
         f"pack {result.folder}: {status}",
@@ -171,7 +172,7 @@ def summary(result: Verification) -> list[str]:
         *[f"  {change}" for change in ident.get("changes", [])[:MAX_CHANGES_SHOWN]],
         f"verdict: {verdict.get('result')} (exit status {verdict.get('exit_status')})",
         f"scenarios: {scen}",
-        f"clauses: {clauses}",
+        f"clauses: {clauses}" + (f"; GLI references: {gli}" if gli else ""),
         f"bench: {bench.get('name')} ({bench.get('sha256')}), dialect {bench.get('dialect')}, seed "
         f"{m.get('seeds', {}).get('bench')}; suite {m.get('suite', {}).get('version')} "
         f"({len(m.get('suite', {}).get('features', {}))} feature files)",

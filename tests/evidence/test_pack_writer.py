@@ -115,3 +115,17 @@ def test_a_run_that_amends_a_pack_is_a_new_version_naming_it(tmp_path: Path, key
     assert checked.ok and checked.previous == f"amends {old.report_id} (version 1): v1, verified"
     with pytest.raises(PackError, match="not an evidence pack"):
         PackWriter(PackOptions(tmp_path / "v3", amends=tmp_path / "nowhere"))
+
+
+def test_gli_references_are_counted_apart_from_the_rule_clauses() -> None:
+    from harness.evidence.verdicts import counts
+
+    doc = {
+        "scenarios": {"a": {"outcome": "passed"}},
+        "clauses": {"PAY-2": {"result": "PASS"}, "EQ-1": {"result": "UNCOVERED"}, "GLI 2.8.2": {"result": "PASS"}},
+    }
+    assert counts(doc) == {
+        "scenarios": {"passed": 1},
+        "clauses": {"PASS": 1, "UNCOVERED": 1},
+        "gli_references": {"PASS": 1},
+    }
