@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 FEATURES = Path(__file__).resolve().parents[2] / "features"
 SUBSET = "clause:SH-1 or clause:SH-5 or clause:NET-1 or clause:ERR-2"  # 6 scenarios, also covering DC-2
 
@@ -19,14 +21,18 @@ def _cli(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
 
 
-def test_certify_subset_on_local_hil(tmp_path: Path) -> None:
+@pytest.mark.parametrize("dialect", [None, "xocdia-jsonl"], ids=["default-dialect", "xocdia-jsonl"])
+def test_certify_subset_on_local_hil(tmp_path: Path, dialect: str | None) -> None:
     features = tmp_path / "features"  # the rule-area features only (features/faults has its own HIL tests)
     features.mkdir()
     for path in FEATURES.glob("*.feature"):
-        if path.name != "camera.feature":  # needs a reader dialect that carries confidence: not applicable here
+        # camera.feature needs a reader dialect that carries confidence (xocdia-jsonl): not applicable on the default
+        if path.name != "camera.feature" or dialect == "xocdia-jsonl":
             shutil.copy(path, features / path.name)
     report = tmp_path / "report"
     args = ["--bench", "local-hil", "--tags", SUBSET, "--features", str(features), "--report", str(report)]
+    if dialect is not None:  # the server's own line ends speak it too, over the same ptys and sockets
+        args += ["--dialect", dialect]
     done = _cli("certify", *args, "--workers", "0")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     matrix = json.loads((report / "clause-matrix.json").read_text(encoding="utf-8"))
@@ -35,6 +41,9 @@ def test_certify_subset_on_local_hil(tmp_path: Path) -> None:
         assert outcomes and set(outcomes) == {"passed"}, (clause, outcomes)
         assert matrix["results"][clause] == {"result": "PASS"}, clause  # a check of it ran on this bench
     assert matrix["failed"] == 0
+    if dialect == "xocdia-jsonl":  # the confidence the camera's JSON lines carry reached the server: the run was jsonl
+        below = [r for r in matrix["clauses"]["ERR-2"] if r["scenario"].startswith("A token read just below")]
+        assert [r["outcome"] for r in below] == ["passed"], matrix["clauses"]["ERR-2"]
     assert "uncovered clauses (no check of them ran):" in done.stdout  # a tag subset: the rest uncovered, no failure
 
 
