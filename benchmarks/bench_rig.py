@@ -33,7 +33,11 @@ virtual CPU held back by its host). The median of the K ratios of runs played si
 best wall times are printed beside it.
 
 ``--json`` prints only ``{"rig_rounds_per_s": ..., "rig_cpu_rounds_per_s": ..., "model_rounds_per_s": ...,
-"rig_over_model": ..., "load": ...}`` (and ``record_over_plain``, ``live_over_plain`` when asked for);
+"rig_over_model": ..., "rig_over_floor": ..., "floor_us_per_round": ..., "load": ...}`` (and ``record_over_plain``,
+``live_over_plain`` when asked for); ``rig_over_floor`` and the floor are ``bench_rig_floor.py``'s, run in this
+process after the rig's runs with the same rounds, seats, seed and repeats (the rig and the floor's parts timed in
+that one run, wall clock, best of K: what the bench's plumbing costs over the work no bench can skip; both null,
+with ``floor_error`` saying why, when the floor's run fails);
 ``rig_cpu_rounds_per_s`` is the rounds over the least CPU time (``time.process_time``) of the plain runs, the
 figure the 2,000 rounds/s target is judged by on a shared machine, printed beside the wall-clock rate.
 ``--profile-out FILE`` also plays the rig once more under cProfile (not timed) and writes its pstats to FILE
@@ -46,6 +50,7 @@ import argparse
 import contextlib
 import cProfile
 import gc
+import io
 import json
 import os
 import statistics
@@ -55,6 +60,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from harness.bench.config import Bench, load_bench
 from harness.bench.rig import Rig
@@ -203,6 +209,28 @@ def parse_rig_arguments(parser: argparse.ArgumentParser) -> tuple[argparse.Names
     return args, bench, bench.seed if args.seed is None else args.seed
 
 
+def floor_figures(rounds: int, players: int, seed: int, repeat: int) -> dict[str, Any]:
+    """``bench_rig_floor.py --json``'s figures for the same rounds, seats, seed and repeats, measured in this
+    process: its ``rig_over_floor`` is the rig's best time a round over the floor's (the sum of its parts), both
+    taken in that one run. When the floor's run fails (its recording, its replay check), both figures are None and
+    ``floor_error`` says why."""
+    import bench_rig_floor  # this folder is on sys.path; it imports this module, so not at the top
+
+    argv = ["bench_rig_floor.py", "--rounds", str(rounds), "--players", str(players), "--repeat", str(repeat)]
+    out = io.StringIO()
+    saved = sys.argv
+    sys.argv = [*argv, "--seed", str(seed), "--json"]
+    try:
+        with contextlib.redirect_stdout(out):
+            bench_rig_floor.main()
+    except (Exception, SystemExit) as exc:  # the floor's own checks exit; its recording may fail on a bench change
+        return {"rig_over_floor": None, "floor_us_per_round": None, "floor_error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        sys.argv = saved
+    figures: dict[str, Any] = json.loads(out.getvalue())
+    return figures
+
+
 def main() -> None:
     parser = rig_arguments((__doc__ or "").splitlines()[0])
     parser.add_argument("--profile-out", default=None, help="write a cProfile (pstats) of one more rig run here")
@@ -249,11 +277,15 @@ def main() -> None:
     ratio = model_rate / rig_rate
     ratios = {f"{name}_over_plain": feed_ratio(runs["plain"], runs[name]) for name in names[1:]}
     if args.json:
+        floor = floor_figures(args.rounds, args.players, seed, args.repeat)
         figures = {
             "rig_rounds_per_s": rig_rate,
             "rig_cpu_rounds_per_s": cpu_rate,
             "model_rounds_per_s": model_rate,
             "rig_over_model": ratio,
+            "rig_over_floor": floor["rig_over_floor"],
+            "floor_us_per_round": floor["floor_us_per_round"],
+            **({"floor_error": floor["floor_error"]} if "floor_error" in floor else {}),
             "load": os.getloadavg()[0],
         }
         print(json.dumps(figures | {key: r.cpu_best for key, r in ratios.items()}))

@@ -1,16 +1,20 @@
-"""Per-round cost against run length: CPU time (``time.process_time``) of one round of the rig, and of the oracle's
-end-of-run verdict per round judged, at 100, 1,000 and 10,000 rounds of one run (more with ``--sizes``).
+"""Per-round cost against run length: CPU time (``time.process_time``) of one round of the rig, and of judging per
+round judged, at 100, 1,000 and 10,000 rounds of one run (more with ``--sizes``).
 
 One rig plays the longest run as ``xocdia-hil run --bench in-process --players 10`` does (a random crowd of 10 seats,
 5 wallets a seat, the seats' later players betting from them). The rig's per-round figure at N rounds is the CPU
 time of the window of rounds just before round N (``--window`` rounds, 100 by default) over the window: what a round
-costs once the run is that long, which is flat when nothing the rig does grows with the rounds played. At each size
-the observation is read and judged (not timed as rounds); judging's per-round figure is the verdict's CPU time over
-N. The limit is the first size, measured in the same run: the targets are the last size's per-round figures within
-10 % of the first's (``last/first <= 1.10``). Wall times and the load average are printed beside the CPU times.
+costs once the run is that long, which is flat when nothing the rig does grows with the rounds played. Judging
+(``--judge stream``, the default): the rig feeds the oracle round by round (``Rig.judge_ended``,
+timed apart from the rounds; the bet records read at least ``--every`` rounds apart, and at least a quarter of the
+rounds played apart), and judging's figure at N is the CPU of all of it so far over the rounds judged, the run's
+verdict included at the last size; ``--judge whole``: at each size the observation is read and judged whole (not
+timed as rounds), over N. The limit is the first size (the first with rounds judged, for judging), measured in
+the same run: the targets are the last size's per-round figures within 10 % of the first's (``last/first <=
+1.10``). Wall times and the load average are printed beside the CPU times.
 
     .venv/bin/python benchmarks/bench_run_length.py [--sizes 100,1000,10000] [--window 100] [--ledger memory]
-                                                    [--json]
+                                                    [--judge stream|whole] [--every N] [--json]
 """
 
 from __future__ import annotations
@@ -36,41 +40,77 @@ class Point:
     """The figures at one run length."""
 
     rounds: int
-    rig_cpu_us: float  # CPU a round over the window before ``rounds``
+    rig_cpu_us: float  # CPU a round over the window before ``rounds`` (judging left out)
     rig_wall_us: float
-    judge_cpu_us: float  # the verdict's CPU over ``rounds``
+    judge_cpu_us: float  # judging's CPU a round: of the rounds judged so far (stream), of the verdict (whole)
     judge_wall_us: float
-    observe_cpu_s: float  # reading the observation from the server
+    observe_cpu_s: float  # reading the observation from the server (whole), the bet records (stream: in judging)
     outcome: str
     bets: int
+    rounds_judged: int
 
 
-def measure(bench: Bench, sizes: list[int], window: int) -> list[Point]:
-    """Play ``max(sizes)`` rounds on one rig; at each size, the window's per-round CPU and a verdict."""
+def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int = 100) -> list[Point]:
+    """Play ``max(sizes)`` rounds on one rig; at each size, the window's per-round CPU and judging's.
+
+    ``how`` "stream": the rig judges round by round (``Rig.stream_judging``,
+    ``judge_ended`` after each round, reading the bet records at least ``every`` rounds apart, timed apart from the
+    rounds), and judging's figure at N is the CPU of every
+    ``judge_ended`` so far (bet records read, rounds fed) over the rounds fed; at the last size the run's verdict
+    (every round left, the balances) is added. "whole": the observation is read and judged whole at each size."""
     players = {f"p{s:02d}.{v}": WALLET for s in range(1, SEATS + 1) for v in range(1, VISITS + 1)}
     points: list[Point] = []
     with Rig.build(bench, players, crowd=SEATS, wallets_per_seat=VISITS) as rig:
+        if how == "stream":
+            rig.stream_judging(every=every)
         gc.collect()
-        played = 0
+        played = fed = 0
+        judging = [0.0, 0.0]  # CPU, wall of judging so far
+
+        def play() -> None:
+            nonlocal fed
+            rig.play_to_end(rig.open_round())
+            wall, cpu = time.perf_counter(), time.process_time()
+            fed += rig.judge_ended()
+            judging[0] += time.process_time() - cpu
+            judging[1] += time.perf_counter() - wall
+
         for size in sorted(sizes):
             start = max(played, size - window)
             while played < start:
-                rig.play_to_end(rig.open_round())
+                play()
                 played += 1
             wall, cpu = time.perf_counter(), time.process_time()
+            before = list(judging)
             while played < size:
-                rig.play_to_end(rig.open_round())
+                play()
                 played += 1
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+            cpu -= judging[0] - before[0]
+            wall -= judging[1] - before[1]
             n = size - start
-            observe = time.process_time()
-            obs = rig.observation()
-            observe = time.process_time() - observe
-            jwall, jcpu = time.perf_counter(), time.process_time()
-            verdict = judge(obs)
-            jcpu, jwall = time.process_time() - jcpu, time.perf_counter() - jwall
-            per_round = (cpu / n * 1e6, wall / n * 1e6, jcpu / size * 1e6, jwall / size * 1e6)
-            points.append(Point(size, *per_round, observe, str(verdict.outcome), verdict.bets_checked))
+            observe = 0.0
+            if how == "stream":
+                if size == max(sizes):
+                    jwall, jcpu = time.perf_counter(), time.process_time()
+                    verdict = rig.verdict()
+                    judging[0] += time.process_time() - jcpu
+                    judging[1] += time.perf_counter() - jwall
+                    fed = verdict.rounds_checked
+                    outcome, bets = str(verdict.outcome), verdict.bets_checked
+                else:
+                    outcome, bets = "(not finished)", 0
+                jcpu, jwall, judged = judging[0], judging[1], fed
+            else:
+                observe = time.process_time()
+                obs = rig.observation()
+                observe = time.process_time() - observe
+                jwall, jcpu = time.perf_counter(), time.process_time()
+                verdict = judge(obs)
+                jcpu, jwall = time.process_time() - jcpu, time.perf_counter() - jwall
+                outcome, bets, judged = str(verdict.outcome), verdict.bets_checked, size
+            per = (jcpu / judged * 1e6, jwall / judged * 1e6) if judged else (0.0, 0.0)
+            points.append(Point(size, cpu / n * 1e6, wall / n * 1e6, *per, observe, outcome, bets, judged))
     return points
 
 
@@ -79,6 +119,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000", help="run lengths, comma-separated")
     parser.add_argument("--window", type=int, default=100, help="rounds timed before each size")
     parser.add_argument("--ledger", choices=("sqlite", "memory"), default="sqlite", help="the in-process ledger")
+    parser.add_argument("--every", type=int, default=0, help="stream: rounds between record reads (default: 1st size)")
+    parser.add_argument(
+        "--judge", choices=("stream", "whole"), default="stream", help="judge round by round or the whole run"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")})
@@ -90,11 +134,12 @@ def main() -> None:
     )
     load = os.getloadavg()
     wall, cpu = time.perf_counter(), time.process_time()
-    points = measure(bench, sizes, args.window)
+    points = measure(bench, sizes, args.window, args.judge, args.every or sizes[0])
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     first, last = points[0], points[-1]
     rig_ratio = last.rig_cpu_us / first.rig_cpu_us
-    judge_ratio = last.judge_cpu_us / first.judge_cpu_us
+    judged = [p for p in points if p.rounds_judged]
+    judge_ratio = judged[-1].judge_cpu_us / judged[0].judge_cpu_us if len(judged) > 1 else float("nan")
     if args.json:
         figures = {
             "points": [dataclasses.asdict(p) for p in points],
@@ -105,20 +150,22 @@ def main() -> None:
         print(json.dumps(figures))
         return
     print(
-        f"in-process bench, {SEATS} seats, ledger {args.ledger}, window {args.window} rounds "
+        f"in-process bench, {SEATS} seats, ledger {args.ledger}, judged {args.judge}, window {args.window} rounds "
         f"(load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; "
         f"{cpu:.1f} s CPU, {wall:.1f} s wall in all)"
     )
-    print("  rounds   rig CPU/round  rig wall/round  judge CPU/round  judge wall/round  observe CPU  verdict")
+    print("  rounds   rig CPU/round  rig wall/round  judge CPU/round  judge wall/round  judged  observe CPU  verdict")
     for p in points:
         print(
             f"  {p.rounds:>6,}  {p.rig_cpu_us:10,.0f} us  {p.rig_wall_us:11,.0f} us  {p.judge_cpu_us:12,.1f} us"
-            f"  {p.judge_wall_us:13,.1f} us  {p.observe_cpu_s:8.2f} s  {p.outcome}, {p.bets:,} bets"
+            f"  {p.judge_wall_us:13,.1f} us  {p.rounds_judged:>6,}  {p.observe_cpu_s:8.2f} s  {p.outcome}, "
+            f"{p.bets:,} bets"
         )
-    for name, ratio in (("rig", rig_ratio), ("judging", judge_ratio)):
+    base = judged[0].rounds if judged else first.rounds
+    for name, ratio, at in (("rig", rig_ratio, first.rounds), ("judging", judge_ratio, base)):
         verdict = "ok" if ratio <= FLAT_TARGET else "ABOVE TARGET"
         print(
-            f"  {name} per round at {last.rounds:,} / at {first.rounds:,}: {ratio:.2f}x "
+            f"  {name} per round at {last.rounds:,} / at {at:,}: {ratio:.2f}x "
             f"(CPU; target <= {FLAT_TARGET:.2f}: {verdict})"
         )
 

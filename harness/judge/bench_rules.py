@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from harness.judge.checks import Check
@@ -19,6 +19,7 @@ from harness.judge.timeline import (
     CONFLICT_CODES,
     RESHAKE_CLAUSES,
     Alteration,
+    Kill,
     Pauses,
     announced_close,
     first_ends,
@@ -26,11 +27,11 @@ from harness.judge.timeline import (
     pause_cause,
     unshaken_at_close,
 )
-from harness.records import RoundEvent, RoundEventKind, RoundStatus
+from harness.records import BetRecordRow, RoundEvent, RoundEventKind, RoundStatus
 from simulator.events import BettingClosed, BowlPlaced, Event, Paused, Reshake, ShakeEnded, ShakeStarted
 
 if TYPE_CHECKING:
-    from harness.judge.oracle import Observation
+    from harness.judge.oracle import Observation, SentBet
 
 
 def _difference(rid: str, bet: str, clause: str, what: str, expected: str, actual: str) -> Difference:
@@ -233,7 +234,28 @@ def check_reshake_cap(obs: Observation, checks: list[Check]) -> tuple[list[Diffe
     return out, cap_paused
 
 
-def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
+@dataclass(frozen=True, slots=True)
+class PendingTimeout:
+    """A cancellation of an unresolved pause whose timing :func:`check_pauses` left for later (its tolerance, the
+    run's :func:`service_lag`, is known only once every round is in): the round, when it paused, its end, and
+    where the check and the difference belong among those :func:`check_pauses` made (``check_at`` in ``checks``,
+    ``diff_at`` in the differences it returned)."""
+
+    rid: str
+    paused: float
+    end: RoundEvent
+    check_at: int
+    diff_at: int
+
+
+def check_pauses(
+    obs: Observation,
+    pauses: Mapping[str, Pauses],
+    checks: list[Check],
+    *,
+    cap: tuple[list[Difference], Counter[str]] | None = None,
+    deferred: list[PendingTimeout] | None = None,
+) -> list[Difference]:
     """Every pause the server made has a cause of its own, a pause never resolved ends cancelled (ERR-3), and on a
     shared clock at the configured pause timeout (:func:`_pause_timeout`).
 
@@ -244,8 +266,15 @@ def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
     clause of the round's last re-shake (a miscount toward the cap), else ERR-1. The re-shake cap itself is checked
     first (:func:`check_reshake_cap`). With re-shakes counted since the round opened (``Timing.reshake_count``),
     each pause that follows a re-shake past the cap is a cause of its own: the table's pause covers the re-shake it
-    needed, while the server counts that re-shake when its report arrives, which may be after the resume."""
-    out, cap_paused = check_reshake_cap(obs, checks)
+    needed, while the server counts that re-shake when its report arrives, which may be after the resume.
+
+    ``cap``: :func:`check_reshake_cap`, already made (its differences are then not in the result); ``deferred``:
+    the timing of each cancelled unresolved pause is not judged here but appended there
+    (:class:`PendingTimeout`, judged by :func:`judge_pause_timeout`)."""
+    if cap is None:
+        out, cap_paused = check_reshake_cap(obs, checks)
+    else:
+        out, cap_paused = [], Counter(cap[1])
     if obs.timing is None or obs.timing.reshake_count != "since_open":
         cap_paused.clear()
     if not pauses:
@@ -275,8 +304,8 @@ def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
             checks.append(Check(clause, what, justified))
             if not justified:
                 reshakes = sum(1 for e in events if isinstance(e, Reshake))
-                cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
-                seen = f"{causes} pause(s) with a cause ({reshakes} re-shakes{cap})"
+                of_cap = f" of a cap of {obs.timing.max_reshakes}" if obs.timing and obs.timing.max_reshakes else ""
+                seen = f"{causes} pause(s) with a cause ({reshakes} re-shakes{of_cap})"
                 out.append(_difference(rid, "", clause, f"pause {k + 1}", seen, f"paused at {paused:.3f}"))
         end = ends.get(rid)
         if span.unresolved and end is not None:
@@ -285,8 +314,19 @@ def check_pauses(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
             if not ok and causes >= len(span.spans):
                 out.append(_difference(rid, "", "ERR-3", "end of an unresolved pause", "cancelled", end.kind))
             elif ok and rid not in obs.supervisor_cancelled and not killed[rid]:
-                out += _pause_timeout(obs, rid, span.spans[-1][0], end, lag, checks)
+                if deferred is not None:
+                    deferred.append(PendingTimeout(rid, span.spans[-1][0], end, len(checks), len(out)))
+                else:
+                    out += _pause_timeout(obs, rid, span.spans[-1][0], end, lag, checks)
     return out
+
+
+def judge_pause_timeout(
+    obs: Observation, pending: PendingTimeout, lag: float | None, checks: list[Check]
+) -> list[Difference]:
+    """The timing of a cancellation :func:`check_pauses` left for later, with the run's ``lag``
+    (:func:`service_lag`): appends its check to ``checks`` and returns its difference, if any."""
+    return _pause_timeout(obs, pending.rid, pending.paused, pending.end, lag, checks)
 
 
 def service_lag(obs: Observation, pauses: Mapping[str, Pauses]) -> float | None:
@@ -351,18 +391,24 @@ def resumed_before(firsts: Sequence[tuple[float, str]], rid: str, t: float) -> b
     return other is not None and other <= t + CLOCK_EPSILON_S
 
 
-def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Check]) -> list[Difference]:
+def check_timing(
+    obs: Observation,
+    pauses: Mapping[str, Pauses],
+    checks: list[Check],
+    firsts: Sequence[tuple[float, str]] | None = None,
+) -> list[Difference]:
     """The betting period of each round the bench opened (module :mod:`harness.judge.timeline`); nothing is
     checked when the server's clock is not the bench's or the configured period is unknown.
 
     A period cut short names ERR-2 when a pause came into it: one of the round's own, or one resumed in an earlier
     round (after a pause "the round resumes and continues as usual": what it cost is never taken from a later
-    round); else GP-3."""
+    round); else GP-3. ``firsts``: :func:`first_resumes` of the run's pauses when ``pauses`` are only some rounds'
+    (default: of ``pauses``)."""
     if not obs.server_clock_is_sim or obs.timing is None:
         return []
     betting = obs.timing.betting_s
     ends = first_ends(obs.server_events)
-    firsts = first_resumes(pauses)
+    firsts = first_resumes(pauses) if firsts is None else firsts
     carried: dict[str, bool] = {}  # round -> an earlier round's pause was resumed before it opened
     opened: dict[str, float] = {}
     closes: dict[str, float] = {}
@@ -419,32 +465,52 @@ def check_timing(obs: Observation, pauses: Mapping[str, Pauses], checks: list[Ch
 
 
 def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]:
-    """Bets sent again with a client bet id already confirmed (IDEM-1; IDEM-2 across a kill)."""
-    out: list[Difference] = []
-    first: dict[tuple[str, str], int] = {}
-    rows: dict[tuple[str, str], int] = {}
+    """Bets sent again with a client bet id already confirmed (IDEM-1; IDEM-2 across a kill): :class:`Idempotency`
+    over the whole observation."""
+    state = Idempotency()
     for player, record in obs.records.items():
-        for row in record:
+        state.count_rows(player, record)
+    out: list[Difference] = []
+    for sent in obs.sent:
+        out += state.see(sent, obs.kills, checks)
+    return out + state.finish(obs.records, obs.kills, checks)
+
+
+class Idempotency:
+    """The state idempotency needs across rounds: each (player, client bet id) first confirmed (with its
+    confirmation), how often it was sent and how many rows of the bet record carry it. Fed rows
+    (:meth:`count_rows`) and sent bets (:meth:`see`, in the order sent) in any interleaving, then :meth:`finish`;
+    the differences and checks are those :func:`check_idempotency` makes of the whole observation."""
+
+    def __init__(self) -> None:
+        self._first: dict[tuple[str, str], SentBet] = {}
+        self._rows: Counter[tuple[str, str]] = Counter()
+        self._sends: Counter[tuple[str, str]] = Counter()
+
+    def count_rows(self, player: str, rows: Iterable[BetRecordRow]) -> None:
+        """Count the rows of ``player``'s bet record that carry a client bet id."""
+        for row in rows:
             if row.client_bet_id:
-                rows[(player, row.client_bet_id)] = rows.get((player, row.client_bet_id), 0) + 1
-    sent_before: set[tuple[str, str]] = set()  # (player, client bet id) of the bets sent before this one
-    for index, sent in enumerate(obs.sent):
+                self._rows[(player, row.client_bet_id)] += 1
+
+    def see(self, sent: SentBet, kills: Sequence[Kill], checks: list[Check]) -> list[Difference]:
+        """Judge one sent bet against the bets sent before it (``kills``: the bench's kills so far)."""
         reply = sent.reply
         key = (reply.player_id, reply.client_bet_id)
-        known = key in sent_before
-        sent_before.add(key)
-        if key not in first:
+        known = key in self._sends
+        self._sends[key] += 1
+        original = self._first.get(key)
+        if original is None:
             if reply.accepted and reply.client_bet_id:
-                first[key] = index
+                self._first[key] = sent
             elif reply.code in CONFLICT_CODES and not known:
                 # a conflict with a bet id this player never sent: another player's (ids are per player)
                 what = f"bet of {reply.player_id} refused as a conflict with client bet id {reply.client_bet_id}"
                 checks.append(Check("IDEM-1", f"{what}, which it never used before", False))
                 want = "a bet of its own (the id is another player's)"
-                out.append(_difference(sent.in_play, "", "IDEM-1", what, want, f"refused ({reply.code})"))
-            continue
-        original = obs.sent[first[key]]
-        clause = "IDEM-2" if any(original.sent_at <= k.t <= sent.sent_at for k in obs.kills) else "IDEM-1"
+                return [_difference(sent.in_play, "", "IDEM-1", what, want, f"refused ({reply.code})")]
+            return []
+        clause = "IDEM-2" if any(original.sent_at <= k.t <= sent.sent_at for k in kills) else "IDEM-1"
         rid = original.reply.round_id
         same = (reply.bet_type, reply.stake) == (original.reply.bet_type, original.reply.stake)
         if same:
@@ -460,26 +526,27 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
                     if reply.accepted
                     else f"refused ({reply.code})"
                 )
-                out.append(_difference(rid, original.reply.bet_id, clause, "confirmation of a retry", want, got))
-        else:
-            checks.append(
-                Check(clause, f"round {rid}: the same bet id with another content refused", not reply.accepted)
-            )
-            if reply.accepted:
-                what = f"bet id {reply.client_bet_id} sent again with another content"
-                out.append(_difference(rid, original.reply.bet_id, clause, what, "refused", f"bet {reply.bet_id}"))
-    sends = Counter((s.reply.player_id, s.reply.client_bet_id) for s in obs.sent)
-    for key, index in first.items():
-        if sends[key] < 2 or key[0] not in obs.records:
-            continue
-        original = obs.sent[index]
-        clause = "IDEM-2" if any(original.sent_at <= k.t for k in obs.kills) else "IDEM-1"
-        count = rows.get(key, 0)
-        checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", count == 1))
-        if count != 1:
-            what = f"bet id {key[1]} of {key[0]} in the bet record"
-            out.append(_difference(original.reply.round_id, "", clause, what, "once", f"{count} times"))
-    return out
+                return [_difference(rid, original.reply.bet_id, clause, "confirmation of a retry", want, got)]
+            return []
+        checks.append(Check(clause, f"round {rid}: the same bet id with another content refused", not reply.accepted))
+        if reply.accepted:
+            what = f"bet id {reply.client_bet_id} sent again with another content"
+            return [_difference(rid, original.reply.bet_id, clause, what, "refused", f"bet {reply.bet_id}")]
+        return []
+
+    def finish(self, players: Container[str], kills: Sequence[Kill], checks: list[Check]) -> list[Difference]:
+        """Each bet id sent more than once by an observed player (in ``players``) is in its bet record once."""
+        out: list[Difference] = []
+        for key, original in self._first.items():
+            if self._sends[key] < 2 or key[0] not in players:
+                continue
+            clause = "IDEM-2" if any(original.sent_at <= k.t for k in kills) else "IDEM-1"
+            count = self._rows.get(key, 0)
+            checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", count == 1))
+            if count != 1:
+                what = f"bet id {key[1]} of {key[0]} in the bet record"
+                out.append(_difference(original.reply.round_id, "", clause, what, "once", f"{count} times"))
+        return out
 
 
 def late_frame_clause(alterations: Sequence[Alteration], rid: str, faces: str, reader_line: str) -> str:
@@ -514,30 +581,68 @@ def device_clauses(alterations: Sequence[Alteration], rid: str, reader_line: str
     return list(dict.fromkeys(out))
 
 
+@dataclass(frozen=True, slots=True)
+class Disconnection:
+    """A player the bench cut off during round ``round_id``: the ids of their bets the bet record holds in that
+    round (``bets``) and of those the server confirmed to them in it (``confirmed``); ``observed``: their bet
+    record is observed."""
+
+    player: str
+    round_id: str
+    bets: frozenset[str]
+    confirmed: frozenset[str]
+    observed: bool
+
+
+def disconnections(obs: Observation) -> list[Disconnection]:
+    """Each (player, round) the bench cut off, once, in the order first cut off (a cut with no round in play is
+    left out), with what :func:`judge_disconnections` needs of it."""
+    confirmed: dict[tuple[str, str], set[str]] = {}  # (player, round) -> bet ids the server confirmed
+    for sent in obs.sent:
+        if sent.reply.accepted:
+            confirmed.setdefault((sent.reply.player_id, sent.reply.round_id), set()).add(sent.reply.bet_id)
+    out: list[Disconnection] = []
+    for player, rid in dict.fromkeys(obs.disconnects):
+        if not rid:
+            continue
+        bets = frozenset(row.bet_id for row in obs.records.get(player, ()) if row.round_id == rid)
+        held = frozenset(confirmed.get((player, rid), set()))
+        out.append(Disconnection(player, rid, bets, held, player in obs.records))
+    return out
+
+
+def judge_disconnections(
+    cuts: Sequence[Disconnection],
+    found: Sequence[Difference],
+    recorded: Callable[[str, str], bool],
+    checks: list[Check],
+) -> None:
+    """For each cut (:func:`disconnections`): the round ran to its due end (DC-1), the player's bets in it were
+    settled as due (DC-2) and the bet record holds every bet the server confirmed to them (DC-3; ``recorded``:
+    whether a (player, bet id) is in the player's bet record). Decided by the differences ``found`` elsewhere: each
+    holds when none concerns it."""
+    if not cuts:
+        return
+    differing: dict[str, set[str]] = {}  # round -> bet ids with a difference ("" for the round itself)
+    for d in found:
+        differing.setdefault(d.round, set()).add(d.bet)
+    for cut in cuts:
+        player, rid = cut.player, cut.round_id
+        bad = differing.get(rid, set())
+        checks.append(Check("DC-1", f"round {rid}: ran to its end though {player} was cut off", "" not in bad))
+        if cut.bets:
+            ok = not cut.bets & bad
+            checks.append(Check("DC-2", f"round {rid}: the bets of {player}, cut off, settled as due", ok))
+        if cut.confirmed and cut.observed:
+            ok = all(recorded(player, bet) for bet in cut.confirmed)
+            checks.append(Check("DC-3", f"round {rid}: the confirmed bets of {player}, cut off, in the bet record", ok))
+
+
 def check_disconnections(obs: Observation, found: Sequence[Difference], checks: list[Check]) -> None:
     """For each player the bench cut off during a round: the round ran to its due end (DC-1), the player's bets in
     it were settled as due (DC-2) and the bet record holds every bet the server confirmed to them (DC-3). Decided
     by the differences ``found`` elsewhere: each holds when none concerns it."""
     if not obs.disconnects:
         return
-    differing: dict[str, set[str]] = {}  # round -> bet ids with a difference ("" for the round itself)
-    for d in found:
-        differing.setdefault(d.round, set()).add(d.bet)
-    confirmed: dict[tuple[str, str], set[str]] = {}  # (player, round) -> bet ids the server confirmed
-    for sent in obs.sent:
-        if sent.reply.accepted:
-            confirmed.setdefault((sent.reply.player_id, sent.reply.round_id), set()).add(sent.reply.bet_id)
-    for player, rid in dict.fromkeys(obs.disconnects):
-        if not rid:
-            continue
-        bad = differing.get(rid, set())
-        checks.append(Check("DC-1", f"round {rid}: ran to its end though {player} was cut off", "" not in bad))
-        rows = obs.records.get(player, ())
-        bets = {row.bet_id for row in rows if row.round_id == rid}
-        if bets:
-            ok = not bets & bad
-            checks.append(Check("DC-2", f"round {rid}: the bets of {player}, cut off, settled as due", ok))
-        held = confirmed.get((player, rid), set())
-        if held and player in obs.records:
-            ok = held <= {row.bet_id for row in rows}
-            checks.append(Check("DC-3", f"round {rid}: the confirmed bets of {player}, cut off, in the bet record", ok))
+    held = {(player, row.bet_id) for player, rows in obs.records.items() for row in rows}
+    judge_disconnections(disconnections(obs), found, lambda player, bet: (player, bet) in held, checks)

@@ -8,7 +8,7 @@ the bet (when one is concerned) and the clause it breaks. Nothing here imports `
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from harness.judge.access import AccessAnswer, check_access
@@ -166,20 +166,7 @@ def _judge(obs: Observation) -> Verdict:
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
     ended = {event.round_id: RoundStatus(event.kind) for event in obs.server_events if event.ends_round}
-    unshaken = functools.cache(lambda: unshaken_at_close(obs.truth))  # read from the truth once, if a round needs it
-    for rid in _server_rounds(obs):
-        if rid in expected:
-            continue
-        if rid not in obs.rounds:
-            # The server played it (events, bets) but the table never saw it open: never started.
-            expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
-            continue
-        if rid in ended and obs.rounds[rid] in unshaken():
-            # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
-            # table's own verdict (the dealer's lift) is in
-            expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
-        elif rid in ended:
-            expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
+    expect_unplayed(obs, expected, ended)
     pauses = pauses_by_round(obs.server_events)
     expected = adjust(obs, expected, pauses)
     checks: list[Check] = []
@@ -189,7 +176,7 @@ def _judge(obs: Observation) -> Verdict:
     # who was allowed to do what (ACC-1..ACC-4): a request that had to be refused and was accepted is the root
     # cause of whatever it changed (a round a player's token paused, a bet booked to another's account), so first
     access = check_access(obs.access, obs.records, checks)
-    grouping = _Grouping(rounds, first=access)
+    grouping = Grouping(rounds, first=access)
     bets = 0
     players: list[Difference] = []
     for player in sorted({*obs.records, *obs.opening, *obs.balances}):
@@ -209,7 +196,27 @@ def _judge(obs: Observation) -> Verdict:
     return Verdict(tuple(diffs), len(expected), bets, expected, grouping.findings(), tuple(checks))
 
 
-class _Grouping:
+def expect_unplayed(obs: Observation, expected: dict[str, ExpectedRound], ended: Mapping[str, RoundStatus]) -> None:
+    """Add to ``expected`` each round the server named that the table gave no verdict on: never started (the table
+    never saw it open), void SH-4a (ended, and no shake had started when betting closed), or unfinished (ended
+    while the table was still playing it). ``ended``: each round's status by the server's round events."""
+    unshaken = functools.cache(lambda: unshaken_at_close(obs.truth))  # read from the truth once, if a round needs it
+    for rid in _server_rounds(obs):
+        if rid in expected:
+            continue
+        if rid not in obs.rounds:
+            # The server played it (events, bets) but the table never saw it open: never started.
+            expected[rid] = ExpectedRound(0, NOT_STARTED, "NET-1", "", 0)
+            continue
+        if rid in ended and obs.rounds[rid] in unshaken():
+            # no shake had started when betting closed: the round is void (SH-4a) from the close on, before the
+            # table's own verdict (the dealer's lift) is in
+            expected[rid] = ExpectedRound(obs.rounds[rid], RoundStatus.VOID, "SH-4a", "", 0)
+        elif rid in ended:
+            expected[rid] = ExpectedRound(obs.rounds[rid], UNFINISHED, "GP-3", "", 0)
+
+
+class Grouping:
     """Builds the findings: round-level differences are roots; a bet's differences hang under its round's root,
     else under the bet's first difference; a balance difference hangs under the first root of a difference of that
     player's bets, else it is a root of its own. ``first``: roots that come before every other (access control)."""
@@ -435,56 +442,109 @@ def _check_balance(
     obs: Observation,
     checks: list[Check],
 ) -> list[Difference]:
-    out: list[Difference] = []
-    if player not in obs.opening:
-        what = f"balance of {player} (no opening balance known to the harness)"
-        return [Difference("", "", BALANCE_CLAUSE, what, "checked", "not checked")]
-    want = obs.opening[player]
-    for row in rows:
-        want += expected_bet(expected.get(row.round_id), row.bet_type, row.wagered).returned - row.wagered
-    if player not in obs.balances:
-        return [Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), "not observed")]
-    got = obs.balances[player]
-    corrected = any(expected.get(row.round_id, _NONE).corrected for row in rows)
-    clause = "COR-1" if corrected else BALANCE_CLAUSE  # a correction moves a balance by the difference it makes
-    if got != want:
-        out.append(Difference("", "", clause, f"balance of {player}", str(want), str(got)))
-    if got < 0:
-        out.append(Difference("", "", "GLI 4.3.3b", f"balance of {player} below zero", ">= 0", str(got)))
-    checks.append(Check(clause, f"balance of {player}: {want}", got == want, f"server {got}"))
-    return out
+    tally = BalanceTally()
+    tally.add(rows, expected)
+    return tally.judge(player, obs.opening, obs.balances, checks)
+
+
+class BalanceTally:
+    """What a player's balance check needs of their bet record, summed as rows come: the stakes and the returns
+    the rules give them, and whether a correction touched one."""
+
+    __slots__ = ("corrected", "delta")
+
+    def __init__(self) -> None:
+        self.delta = 0  # every amount the rules return - every stake
+        self.corrected = False
+
+    def add(self, rows: Iterable[BetRecordRow], expected: Mapping[str, ExpectedRound]) -> None:
+        """Add rows whose rounds ``expected`` holds (a round it lacks is in progress: nothing returned)."""
+        for row in rows:
+            exp = expected.get(row.round_id)
+            self.delta += expected_bet(exp, row.bet_type, row.wagered).returned - row.wagered
+            self.corrected = self.corrected or (exp is not None and bool(exp.corrected))
+
+    def judge(
+        self, player: str, opening: Mapping[str, int], balances: Mapping[str, int], checks: list[Check]
+    ) -> list[Difference]:
+        """The player's balance against opening + the sum (GLI 2.8.2; COR-1 after a correction; never below zero,
+        GLI 4.3.3b): appends the check to ``checks``, returns the differences."""
+        if player not in opening:
+            what = f"balance of {player} (no opening balance known to the harness)"
+            return [Difference("", "", BALANCE_CLAUSE, what, "checked", "not checked")]
+        want = opening[player] + self.delta
+        if player not in balances:
+            return [Difference("", "", BALANCE_CLAUSE, f"balance of {player}", str(want), "not observed")]
+        out: list[Difference] = []
+        got = balances[player]
+        clause = "COR-1" if self.corrected else BALANCE_CLAUSE  # a correction moves a balance by the difference
+        if got != want:
+            out.append(Difference("", "", clause, f"balance of {player}", str(want), str(got)))
+        if got < 0:
+            out.append(Difference("", "", "GLI 4.3.3b", f"balance of {player} below zero", ">= 0", str(got)))
+        checks.append(Check(clause, f"balance of {player}: {want}", got == want, f"server {got}"))
+        return out
 
 
 def _check_sent(obs: Observation, checks: list[Check]) -> list[Difference]:
+    state = SentCheck(obs.records)
+    for player, rows in obs.records.items():
+        state.add_records(player, rows)
     out: list[Difference] = []
-    recorded = {(row.player_id, row.bet_id) for rows in obs.records.values() for row in rows}
-    confirmed: dict[tuple[str, str], str] = {}  # (player, client bet id) -> the bet id first confirmed
-    owners = {row.bet_id: player for player, rows in obs.records.items() for row in rows}
     for sent in obs.sent:
+        out += state.see(sent, checks)
+    return out
+
+
+class SentCheck:
+    """Each bet the server acknowledged, against the bet record (DC-3), the betting close (GP-3) and the owner of
+    the bet it was confirmed as (IDEM-1): the state it needs across rounds (the bets recorded, who owns each, the
+    client bet ids confirmed). Fed rows (:meth:`add_records`) before the bets sent that name them (:meth:`see`, in
+    the order sent). ``players``: the players whose bet records are observed."""
+
+    def __init__(self, players: Container[str]) -> None:
+        self._players = players
+        self._recorded: set[tuple[str, str]] = set()
+        self._owners: dict[str, str] = {}
+        self._confirmed: set[tuple[str, str]] = set()  # (player, client bet id) confirmed
+
+    def add_records(self, player: str, rows: Iterable[BetRecordRow]) -> None:
+        """Add rows of ``player``'s bet record."""
+        for row in rows:
+            self._recorded.add((row.player_id, row.bet_id))
+            self._owners[row.bet_id] = player
+
+    def owner(self, bet_id: str) -> str:
+        """The player in whose bet record the bet ``bet_id`` was last added, or ""."""
+        return self._owners.get(bet_id, "")
+
+    def see(self, sent: SentBet, checks: list[Check]) -> list[Difference]:
+        """Judge one sent bet; appends its checks to ``checks`` and returns its differences."""
         reply = sent.reply
         if not reply.accepted:
-            continue
+            return []
         key = (reply.player_id, reply.client_bet_id)
-        if key in confirmed and reply.client_bet_id:
-            continue  # a retry of a confirmed bet: judged by check_idempotency, whatever its answer
-        confirmed[key] = reply.bet_id
-        owner = owners.get(reply.bet_id, reply.player_id)
+        if key in self._confirmed and reply.client_bet_id:
+            return []  # a retry of a confirmed bet: judged by check_idempotency, whatever its answer
+        self._confirmed.add(key)
+        out: list[Difference] = []
+        owner = self._owners.get(reply.bet_id, reply.player_id)
         if owner != reply.player_id:
             what = f"bet of {reply.player_id} confirmed as bet {reply.bet_id} of {owner} (the same client bet id)"
             out.append(Difference(reply.round_id, reply.bet_id, "IDEM-1", what, "a bet of its own", f"{owner}'s"))
             checks.append(Check("IDEM-1", f"round {reply.round_id}: {what}", False))
-            continue
+            return out
         if sent.after_close:
             what = f"bet of {reply.player_id} sent after betting closed"
             out.append(Difference(reply.round_id, reply.bet_id, AFTER_CLOSE_CLAUSE, what, "rejected", "accepted"))
             checks.append(Check(AFTER_CLOSE_CLAUSE, f"round {reply.round_id}: {what}", False, "accepted"))
-        if reply.player_id in obs.records:
-            present = (reply.player_id, reply.bet_id) in recorded
+        if reply.player_id in self._players:
+            present = (reply.player_id, reply.bet_id) in self._recorded
             what = f"acknowledged bet of {reply.player_id} in the bet record"
             checks.append(Check("DC-3", f"round {reply.round_id} bet {reply.bet_id}: {what}", present))
             if not present:
                 out.append(Difference(reply.round_id, reply.bet_id, "DC-3", what, "present", "missing"))
-    return out
+        return out
 
 
 def _describe(exp: ExpectedRound) -> str:

@@ -1,0 +1,53 @@
+"""A rig that judges its run round by round (``Rig.stream_judging``, as ``xocdia-hil run`` does) reaches the verdict
+the whole-run oracle reaches on the same seeded run, holds only the rounds not judged yet, and still counts every
+bet and every unit of money."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.bench.config import load_bench
+from harness.bench.rig import Rig
+from harness.cli.run import VISITS, WALLET, _with_profile
+
+SEATS = 6
+
+
+def _play(profile: str, rounds: int, stream: bool, every: int) -> tuple[str, tuple[int, int], int, int, bool]:
+    bench = load_bench("in-process")
+    if profile != bench.profile:
+        bench = _with_profile(bench, profile)
+    players = {f"p{s:02d}.{v}": WALLET for s in range(1, SEATS + 1) for v in range(1, VISITS + 1)}
+    with Rig.build(bench, players, crowd=SEATS, seed=5, wallets_per_seat=VISITS) as rig:
+        if stream:
+            rig.stream_judging(keep_checks=True, every=every)
+        held = 0
+        for _ in range(rounds):
+            rig.play_to_end(rig.open_round())
+            rig.judge_ended()
+            held = max(held, len(rig.sent))
+        rig.run_for(0.2)
+        verdict = rig.verdict()
+        return repr(verdict), rig.money(), held, rig.crowd_tally.accepted, verdict.passed
+
+
+@pytest.mark.parametrize("profile", ["certification", "chaotic"])
+def test_a_run_judged_round_by_round_gets_the_whole_run_verdict(profile: str) -> None:
+    whole, money, held_whole, accepted, passed = _play(profile, 60, stream=False, every=1)
+    streamed, streamed_money, held, streamed_accepted, _ = _play(profile, 60, stream=True, every=7)
+    assert streamed == whole
+    assert passed and accepted > 200
+    assert streamed_money == money and money[0] > 0
+    assert streamed_accepted == accepted
+    assert held_whole >= accepted  # the whole run keeps every bet sent ...
+    assert held < accepted / 3  # ... the streamed one only those of the rounds not judged yet
+
+
+def test_stream_judging_is_refused_once_a_round_has_opened() -> None:
+    bench = load_bench("in-process")
+    with Rig.build(bench, {"p01.1": WALLET}, crowd=0) as rig:
+        with pytest.raises(ValueError, match="every must be >= 1 round, got 0"):
+            rig.stream_judging(every=0)
+        rig.open_round()
+        with pytest.raises(ValueError, match="before the first round"):
+            rig.stream_judging()
