@@ -43,8 +43,9 @@ from harness.bench.wiring import wire_lines, wrap_device_ends
 from harness.errors import AdapterError
 from harness.files import load_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
+from harness.judge.stream import RoundPart, StreamingJudge
 from harness.judge.timeline import Alteration, Kill, Timing
-from harness.records import BetReply, PlayerSpec, RoundEvent, RoundEventKind
+from harness.records import BetRecordRow, BetReply, PlayerSpec, RoundEvent, RoundEventKind
 from harness.table_config import table_profile
 from harness.wire.messages import Source
 from harness.wire.realtime import SelectEnvironment
@@ -60,6 +61,8 @@ __all__ = ["BUILD_HOOKS", "SLICE_REAL_S", "SLICE_VIRTUAL_S", "Action", "BenchTim
 
 BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig.build` made, last (observers only)
 HEAP_ROUNDS = 1000  # a long run's heap is collected and frozen every this many rounds opened (Rig.open_round)
+JUDGE_ROUNDS = 1000  # a streamed run reads the bet records at least this many rounds apart by default
+JUDGE_SHARE = 4  # ... and at least 1/JUDGE_SHARE of the rounds played apart (reads cost the records so far)
 
 
 @dataclass
@@ -114,6 +117,8 @@ class Rig(BenchClock):
     _passed_over: set[str] = field(default_factory=set)  # server-opened rounds the table does not play (_server_opened)
     _watching: bool = False  # the watch over the lamp's held OPENs runs (_watch_held)
     _froze_heap: bool = False  # this rig froze the collector's heap (open_round); close unfreezes it
+    _stream: _RoundStream | None = None  # the oracle fed round by round (stream_judging)
+    _sent_before: int = 0  # bets sent and dropped from :attr:`sent` once judged (stream_judging)
 
     # ------------------------------------------------------------------ building
     @classmethod
@@ -246,15 +251,21 @@ class Rig(BenchClock):
 
     def kill_server(self, kill: Callable[[], None], write: str = "") -> None:
         """Record a planned kill of the server (the rounds in play then, for the judge), then call ``kill``. In play:
-        the rounds the rig opened that the server has not ended, as the server says now when it is up (so the
-        record never depends on when someone last read the server), else as last read (a dead server: a round it
-        ended unread counts in play, and the judge then finds its end was not a cancellation made on restart).
+        the rounds the rig opened (and, on a server that opens rounds itself, any other it opened) that the server
+        has not ended, as the server says now when it is up (so the record never depends on when someone last read
+        the server), else as last read (a dead server: a round it ended unread counts in play, and the judge then
+        finds its end was not a cancellation made on restart).
         ``write``: what the server was writing when it died at a crash point (``kill`` then only takes note)."""
         index = self._server_rounds
         with contextlib.suppress(AdapterError):  # up: read its ends now, so in play never depends on who read last
             index.read_ends(self.adapter.round_events_since(index.ends_read))
+            if self.bench.server.opens_rounds == "server":
+                self._read_openings()
+        # a server that opens rounds itself may have opened one no step asked for: in play too, in opening order
+        mine = set(self.opened)
+        theirs = [rid for rid in index.opened_at if rid not in mine and rid in index.opened]
         ended = index.ends
-        in_play = tuple(rid for rid in self.opened if rid not in ended)
+        in_play = tuple(rid for rid in (*self.opened, *theirs) if rid not in ended)
         self.kills.append(Kill(self.now, in_play, write))
         detail = ", ".join(f"round {r} in play" for r in in_play) + (f"; died writing {write}" if write else "")
         self.note("harness", "kill -9 the server", detail)
@@ -442,7 +453,7 @@ class Rig(BenchClock):
         """Send one bet now (recorded with whether the table had closed betting); ``round_id``: the bet names that
         round (:meth:`~harness.bench.adapters.base.GameServerAdapter.place_bet_for_round`). Raises AdapterError only
         when the server cannot be reached (``not_supported`` when the adapter cannot name a round)."""
-        client_id = f"{player}-{len(self.sent) + 1}"
+        client_id = f"{player}-{self._sent_before + len(self.sent) + 1}"
         named = "" if round_id is None else f" naming round {round_id}"
         self.note(player, "bet", f"{bet_type} {stake}{named}{' (reply lost)' if lose_reply else ''}")
         return self.send(player, client_id, bet_type, stake, lose_reply=lose_reply, round_id=round_id)
@@ -565,7 +576,50 @@ class Rig(BenchClock):
         return next((line.name for line in self.bench.lines if Source.READER in line.roles), "")
 
     def verdict(self) -> Verdict:
+        """The oracle's verdict on everything so far: of the whole observation, or, judging round by round
+        (:meth:`stream_judging`), of the rounds judged and every round left, with the balances read now."""
+        if self._stream is not None:
+            return self._stream.finish(self)
         return judge(self.observation())
+
+    def stream_judging(self, keep_checks: bool = False, drop: bool = True, every: int = JUDGE_ROUNDS) -> StreamingJudge:
+        """Judge the run round by round from now on (call before the first round): :meth:`judge_ended` feeds the
+        oracle each ended round, and :meth:`verdict` finishes it. ``drop``: a round's sent bets leave :attr:`sent`
+        once judged, and :attr:`actions` is emptied as rounds are judged, so that what the rig keeps stays flat
+        in the run's length (nothing else may read them: no tap, no evidence); ``keep_checks``: as
+        :class:`~harness.judge.stream.StreamingJudge`'s; ``every``: the fewest rounds between two reads of the bet
+        records (:meth:`judge_ended`). Raises ValueError after a round was opened, or for ``every`` < 1."""
+        if self.opened:
+            raise ValueError("stream_judging: call it before the first round")
+        if every < 1:
+            raise ValueError(f"stream_judging: every must be >= 1 round, got {every}")
+        judge_ = StreamingJudge(
+            self.opening,
+            server_clock_is_sim=self.adapter.clock_is_sim_time,
+            timing=self.timing,
+            reader_line=self.observation_reader_line(),
+            keep_checks=keep_checks,
+        )
+        self._stream = _RoundStream(judge_, drop, every)
+        return judge_
+
+    def money(self) -> tuple[int, int]:
+        """(every stake of the bets the server accepted, every amount the observed players' bet records returned):
+        judging round by round, of the rounds judged (all of them once :meth:`verdict` is made), else read now.
+        Raises AdapterError when the server cannot be read."""
+        if self._stream is not None:
+            return self._stream.staked, self._stream.returned
+        staked = sum(s.reply.stake for s in self.sent if s.reply.accepted)
+        return staked, sum(row.returned for p in self.opening for row in self.adapter.bet_record(p))
+
+    def judge_ended(self) -> int:
+        """Judging round by round (:meth:`stream_judging`): feed the oracle the rounds the table is done with (a
+        later round has opened at the table) once the bet records are due to be read again (:data:`JUDGE_ROUNDS`,
+        :data:`JUDGE_SHARE`). Returns how many rounds were fed (0 when not judging round by round). Raises
+        AdapterError when the server cannot be read."""
+        if self._stream is None:
+            return 0
+        return self._stream.feed_due(self)
 
     def _server_opened(self, round_id: str) -> OpenVerdict:
         """What the table's lamp does with the OPEN of ``round_id``, a round new to it, arriving now. The server's
@@ -613,3 +667,131 @@ class Rig(BenchClock):
             return events
         ended = {e.round_id for e in events if e.ends_round}
         return [e for e in events if e.round_id in ended or e.round_id in self.opened]
+
+
+@dataclass
+class _RoundStream:
+    """What the rig keeps to feed a :class:`~harness.judge.stream.StreamingJudge` round by round: how far it read
+    the truth, the server's events, the bet records and the bets sent, and what it read of the rounds not fed yet.
+    Only the rounds not yet fed are held; the bet records are read whole (the adapter serves nothing less), so
+    they are read at geometrically growing intervals: the reads cost linear work in all."""
+
+    judge: StreamingJudge
+    drop: bool
+    every: int = JUDGE_ROUNDS
+    returned: int = 0  # every amount the bet records returned, summed as rows are fed
+    staked: int = 0  # every stake of the bets accepted, summed as they are fed
+    _truth_read: int = 0
+    _events_read: int = 0
+    _rows_read: dict[str, int] = field(default_factory=dict)
+    _sent_read: int = 0
+    _fed_at: int = 0  # rounds opened when the records were last read
+    _fed: set[str] = field(default_factory=set)
+    _truth: dict[int, list[Event]] = field(default_factory=dict)
+    _events: dict[str, list[RoundEvent]] = field(default_factory=dict)
+    _rows: dict[str, dict[str, list[BetRecordRow]]] = field(default_factory=dict)
+    _sent: dict[str, list[SentBet]] = field(default_factory=dict)
+    _late: list[SentBet] = field(default_factory=list)  # bets naming no round, or a round already fed
+
+    def feed_due(self, rig: Rig) -> int:
+        played = len(rig.opened)
+        if played - self._fed_at < max(self.every, self._fed_at // JUDGE_SHARE):
+            return 0
+        return self._feed(rig, final=False)
+
+    def _read(self, rig: Rig) -> None:
+        truth = rig.truth
+        for event in truth[self._truth_read :]:
+            number = getattr(event, "round", None)
+            if isinstance(number, int):
+                self._truth.setdefault(number, []).append(event)
+        self._truth_read = len(truth)
+        new = rig.adapter.round_events_since(self._events_read)
+        self._events_read += len(new)
+        for said in new:
+            self._events.setdefault(said.round_id, []).append(said)
+        for player in rig.opening:
+            record = rig.adapter.bet_record(player)
+            for row in record[self._rows_read.get(player, 0) :]:
+                if row.round_id in self._fed:
+                    self.judge.feed_rows(player, [row])
+                    self.returned += row.returned
+                else:
+                    self._rows.setdefault(row.round_id, {}).setdefault(player, []).append(row)
+            self._rows_read[player] = len(record)
+        for sent in rig.sent[self._sent_read :]:
+            if sent.reply.player_id not in rig.opening:
+                continue
+            rid = sent.reply.round_id or sent.in_play
+            if rid and rid not in self._fed:
+                self._sent.setdefault(rid, []).append(sent)
+            else:
+                self._late.append(sent)
+        self._sent_read = len(rig.sent)
+
+    def _feed(self, rig: Rig, final: bool) -> int:
+        self._read(rig)
+        self._fed_at = len(rig.opened)
+        table_round = max(self._truth, default=0)  # the table's latest round: the ones before are done
+        order = [rid for rid in rig.driver.rounds if rid not in self._fed]
+        if final:
+            if rig.bench.server.opens_rounds == "server":  # a round the server's timer opened after the run's last
+                taken = set(rig.opened)  # is not the run's to judge (Rig._judged_events)
+                for rid in [r for r in self._events if r not in taken]:
+                    if not any(e.ends_round for e in self._events[rid]):
+                        del self._events[rid]
+            order += [rid for rid in (*self._events, *self._rows, *self._sent) if rid not in self._fed]
+        fed = 0
+        for rid in dict.fromkeys(order):
+            sim = rig.driver.rounds.get(rid)
+            if not final and (sim is None or sim >= table_round or rig.server_end(rid) is None):
+                continue
+            self._feed_round(rig, rid, sim)
+            fed += 1
+        if self.drop:
+            kept = [s for s in rig.sent[: self._sent_read] if (s.reply.round_id or s.in_play) not in self._fed]
+            rig._sent_before += self._sent_read - len(kept)
+            del rig.sent[: self._sent_read]
+            rig.sent[:0] = kept
+            self._sent_read = len(kept)
+            rig.actions.clear()
+        return fed
+
+    def _feed_round(self, rig: Rig, rid: str, sim: int | None) -> None:
+        self._fed.add(rid)
+        rows = self._rows.pop(rid, {})
+        sent = self._sent.pop(rid, [])
+        self.returned += sum(row.returned for record in rows.values() for row in record)
+        self.staked += sum(s.reply.stake for s in sent if s.reply.accepted)
+        access = rig.adapter.access_log if isinstance(rig.adapter, Principals) else ()
+        self.judge.feed(
+            RoundPart(
+                round_id=rid,
+                sim_round=sim,
+                truth=tuple(self._truth.pop(sim, ())) if sim is not None else (),
+                server_events=tuple(self._events.pop(rid, ())),
+                records=rows,
+                sent=tuple(sent),
+                supervisor_cancelled=rid in rig.cancelled,
+                supervisor_paused=rig.paused.count(rid),
+                kills=tuple(k for k in rig.kills if rid in k.in_play),
+                correction=rig.corrections.get(rid, ""),
+                alterations=tuple(a for a in rig.alterations if a.round_id == rid),
+                disconnects=tuple(dict.fromkeys(p for p, r in rig.disconnects if r == rid)),
+                access=tuple(a for a in access if a.round_id == rid),
+            )
+        )
+
+    def finish(self, rig: Rig) -> Verdict:
+        """Feed every round left, then the run's verdict with the balances read now. Raises AdapterError."""
+        self._feed(rig, final=True)
+        balances = {p: rig.adapter.balance(p) for p in rig.opening}
+        self.staked += sum(s.reply.stake for s in self._late if s.reply.accepted)
+        access = rig.adapter.access_log if isinstance(rig.adapter, Principals) else ()
+        return self.judge.finish(
+            rig.opening,
+            balances,
+            sent=tuple(self._late),
+            access=tuple(a for a in access if a.round_id not in self._fed),
+            kills=tuple(k for k in rig.kills if not any(rid in self._fed for rid in k.in_play)),
+        )
