@@ -42,7 +42,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from bench_rig import (  # this folder is on sys.path
@@ -129,9 +129,12 @@ class Recording:
 
 
 def record(bench: Bench, rounds: int, players: int, seed: int) -> Recording:
-    """Play the rig once with its engine behind a :class:`RecordingEngine`; check the frames re-encode exactly."""
+    """Play the rig once with its engine behind a :class:`RecordingEngine`; check the frames re-encode exactly.
+    The rig calls the engine directly (``server.options.api: direct``) so that every engine call is recorded: the
+    server's HTTP application that ``api: http`` puts in front of it is not work the floor counts."""
     opening = wallets(players, rounds)
-    with Rig.build(bench, opening, crowd=players, seed=seed) as rig:
+    direct = replace(bench.server, options={**bench.server.options, "api": "direct"})
+    with Rig.build(replace(bench, server=direct), opening, crowd=players, seed=seed) as rig:
         adapter = rig.adapter
         assert isinstance(adapter, InProcessAdapter)
         env = rig.env
