@@ -28,7 +28,15 @@ from harness.judge.bench_rules import (
 from harness.judge.checks import Check, ClauseFailure
 from harness.judge.expect import ExpectedRound, expected_bet, expected_by_round_id
 from harness.judge.findings import Difference, Finding
-from harness.judge.timeline import RESHAKE_CLAUSES, Alteration, Kill, Timing, pauses_by_round, unshaken_at_close
+from harness.judge.timeline import (
+    RESHAKE_CLAUSES,
+    Alteration,
+    Kill,
+    Pauses,
+    Timing,
+    pauses_by_round,
+    unshaken_at_close,
+)
 from harness.records import (
     BetRecordRow,
     BetReply,
@@ -161,14 +169,23 @@ def judge(obs: Observation) -> Verdict:
         return _judge(obs)
 
 
-def _judge(obs: Observation) -> Verdict:
+def expectations(
+    obs: Observation,
+) -> tuple[dict[str, ExpectedRound], dict[str, RoundStatus], dict[str, Pauses]]:
+    """What each round of ``obs`` must come to (by the ground truth, the rounds the table never played, and what the
+    bench did: :func:`~harness.judge.bench_rules.adjust`), how the server's events ended each round, and each
+    round's pauses, by round id."""
     expected = expected_by_round_id(
         obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
     )
     ended = {event.round_id: RoundStatus(event.kind) for event in obs.server_events if event.ends_round}
     expect_unplayed(obs, expected, ended)
     pauses = pauses_by_round(obs.server_events)
-    expected = adjust(obs, expected, pauses)
+    return adjust(obs, expected, pauses), ended, pauses
+
+
+def _judge(obs: Observation) -> Verdict:
+    expected, ended, pauses = expectations(obs)
     checks: list[Check] = []
     timeline = check_pauses(obs, pauses, checks) + check_timing(obs, pauses, checks)
     crashed = crashed_writes(obs)

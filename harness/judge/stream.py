@@ -34,7 +34,6 @@ from harness.judge.bench_rules import (
     Disconnection,
     Idempotency,
     PendingTimeout,
-    adjust,
     as_atomicity,
     check_atomicity,
     check_pauses,
@@ -49,7 +48,7 @@ from harness.judge.bench_rules import (
     truth_by_round,
 )
 from harness.judge.checks import Check
-from harness.judge.expect import ExpectedRound, expected_by_round_id
+from harness.judge.expect import ExpectedRound
 from harness.judge.findings import Difference
 from harness.judge.oracle import (
     BalanceTally,
@@ -61,9 +60,9 @@ from harness.judge.oracle import (
     _check_bets,
     _check_rounds,
     _server_rounds,
-    expect_unplayed,
+    expectations,
 )
-from harness.judge.timeline import Alteration, Kill, Timing, pauses_by_round
+from harness.judge.timeline import Alteration, Kill, Timing
 from harness.records import BetRecordRow, RoundEvent, RoundStatus
 from simulator.events import Event
 from simulator.gcpause import gc_paused
@@ -226,13 +225,7 @@ class StreamingJudge:
                 self._kills.append(kill)
         crashed = crashed_writes(obs)
         self._crashed |= crashed
-        expected = expected_by_round_id(
-            obs.truth, obs.rounds, obs.supervisor_cancelled, obs.server_events, obs.server_clock_is_sim
-        )
-        ended = {event.round_id: RoundStatus(event.kind) for event in obs.server_events if event.ends_round}
-        expect_unplayed(obs, expected, ended)
-        pauses = pauses_by_round(obs.server_events)
-        expected = adjust(obs, expected, pauses)
+        expected, ended, pauses = expectations(obs)
         self.expected.update(expected)
         self._ended.update(ended)
         made: list[Check] = []  # this round's checks, for its verdict
