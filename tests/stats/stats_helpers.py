@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -33,3 +35,14 @@ def outcome_rows(patterns: Sequence[int], start: int = 1) -> list[list[object]]:
     return [
         [f"r{start + i}", "settled", faces_of(p), p.bit_count(), 0, float(start + i)] for i, p in enumerate(patterns)
     ]
+
+
+def audit_follow(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``xocdia-hil audit --follow ARGS`` in a subprocess, its output captured; never raises on its exit status."""
+    return subprocess.run(
+        [sys.executable, "-m", "harness.cli", "audit", "--follow", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -17,7 +17,7 @@ from harness.stats.follow import OutcomeTail, follow
 from harness.stats.monitor import first_alarms
 from harness.stats.readers import BET_COLUMNS, OUTCOME_COLUMNS, RecordError
 from harness.stats.settlement import draw_patterns, make_generator
-from tests.stats.stats_helpers import faces_of
+from tests.stats.stats_helpers import audit_follow, faces_of
 
 HEADER = ",".join(OUTCOME_COLUMNS) + "\n"
 
@@ -146,24 +146,8 @@ def test_follow_refuses_several_files_and_a_bets_file(tmp_path: Path) -> None:
         ([str(bets)], "not an OUTCOMES.csv"),
         ([str(a), "--idle", "-1"], "--idle must be >= 0, got -1"),
     ):
-        proc = subprocess.run(
-            [sys.executable, "-m", "harness.cli", "audit", "--follow", *args],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        proc = audit_follow(*args, timeout=60)
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-
-
-def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", "audit", "--follow", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_a_fair_file_written_while_followed_raises_no_alarm_in_20000_rounds(tmp_path: Path) -> None:
@@ -173,7 +157,7 @@ def test_a_fair_file_written_while_followed_raises_no_alarm_in_20000_rounds(tmp_
     path.write_text(HEADER, encoding="utf-8")
     writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), "20000", "0.5"])
     try:
-        got = cli(str(path), "--max-rounds", "20000", "--idle", "30", "--status", "2")
+        got = audit_follow(str(path), "--max-rounds", "20000", "--idle", "30", "--status", "2")
     finally:
         writer.wait(timeout=60)
     assert got.returncode == 0, got.stdout + got.stderr
@@ -198,7 +182,7 @@ def test_keep_going_prints_each_alarm_starts_a_new_record_and_exits_1(tmp_path: 
         want.append(at)
         start += at
     assert len(want) >= 3
-    got = cli(str(path), "--keep-going", "--idle", "0.6", "--status", "0.01")
+    got = audit_follow(str(path), "--keep-going", "--idle", "0.6", "--status", "0.01")
     assert got.returncode == 1, got.stdout + got.stderr
     lines = got.stdout.strip().splitlines()
     alarms = [line for line in lines if line.startswith("ALARM")]
@@ -219,7 +203,7 @@ def test_follow_with_json_keeps_stdout_for_the_json_object(tmp_path: Path) -> No
     path = tmp_path / "OUTCOMES.csv"
     pats = [int(x) for x in draw_patterns(make_generator(9), 600, [0.5] * 4)]
     path.write_text(HEADER + "".join(row(i, p) for i, p in enumerate(pats)) + "r600,void,,,0,600\n", encoding="utf-8")
-    got = cli(str(path), "--json", "--idle", "0.5")
+    got = audit_follow(str(path), "--json", "--idle", "0.5")
     assert got.returncode == 3, got.stderr
     doc = json.loads(got.stdout)
     assert (doc["verdict"], doc["rounds"], doc["settled"], doc["void_or_cancelled"]) == ("INSUFFICIENT", 601, 600, 1)
@@ -242,7 +226,7 @@ def test_follow_refuses_bad_flags_with_the_flag_named(tmp_path: Path) -> None:
         ([str(a), "--token", "x"], "--token is for --follow URL, not a file"),
         (["ftp://host/OUTCOMES.csv"], "a URL must start with http:// or https://"),
     ):
-        got = cli(*args, timeout=60)
+        got = audit_follow(*args, timeout=60)
         assert got.returncode == 2 and message in got.stderr, (args, got.stderr)
     for flag in (["--keep-going"], ["--max-rounds", "5"], ["--token", "t"], ["--interval", "1"]):
         got = subprocess.run(

@@ -9,8 +9,6 @@ below any boundary: |S| <= 60 needs more than 4.4 sigma there).
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,20 +23,10 @@ from harness.stats.follow import ServerOutcomes, SourceUnavailable
 from harness.stats.monitor import first_alarms
 from harness.stats.readers import OUTCOME_COLUMNS, RecordError
 from tests.stats.live_table import live_table
-from tests.stats.stats_helpers import faces_of
+from tests.stats.stats_helpers import audit_follow, faces_of
 from tests.support.gs_process import PLAYERS, SUPERVISOR_TOKEN
 
 PLAYER_TOKEN = PLAYERS["alice"][0]
-
-
-def audit_follow(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness.cli", "audit", "--follow", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def test_follow_of_a_biased_live_table_alarms_while_it_plays(tmp_path: Path) -> None:
