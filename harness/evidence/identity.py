@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import hashlib
 import os
 import re
 from collections.abc import Mapping
@@ -48,6 +47,7 @@ from harness.bench.clock import BenchTimeout
 from harness.bench.config import Bench, BenchError
 from harness.bench.rig import Rig
 from harness.errors import AdapterError, InputError
+from harness.evidence.digest import sha256_bytes, sha256_file
 from harness.wire.frame_errors import BadFrame
 from harness.wire.messages import Hello, Source
 from harness.wire.trace import TraceRecorder
@@ -73,10 +73,6 @@ DIGEST_FORMS = "sha256:<64 hex>, sha384:<96 hex> or sha512:<128 hex>, lower case
 #: Wall or sim seconds :func:`identify_bench` waits for the server's HELLO on every line that carries one.
 HELLO_WAIT_S = 3.0
 _KIT_PREFIXES = ("device:", "lab:")
-
-
-def _sha256(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
 def _now() -> str:
@@ -340,7 +336,7 @@ def device_components(bench: Bench, recorder: TraceRecorder) -> tuple[list[Compo
             silent.append(line.name)
             continue
         text = f"id={hello.id} proto={hello.proto} fw={hello.fw}"
-        found.append(Component(f"device:{line.name}", _sha256(text.encode("utf-8")), "device", text))
+        found.append(Component(f"device:{line.name}", sha256_bytes(text.encode("utf-8")), "device", text))
     said = []
     if silent:
         said.append(f"no HELLO from the server's end of {', '.join(silent)}")
@@ -379,10 +375,10 @@ def lab_components(bench: Bench) -> list[Component]:
     out = []
     for name, path in sorted(found.items()):
         try:
-            data = path.read_bytes()
+            digest = sha256_file(path)
         except OSError as exc:
             raise BenchError(f"{bench.path.name}: identify.files: cannot read {path}: {exc.strerror}") from None
-        out.append(Component(name, _sha256(data), "lab"))
+        out.append(Component(name, digest, "lab"))
     return out
 
 
