@@ -245,7 +245,7 @@ Feature: Special handling at the table (SH-1..SH-5)
     And in round 2 the dealer forgets to shake
     When round 1 opens
     And the round is played to the end
-    And 5 seconds pass
+    And the table rests 5 seconds before the next round
     And round 2 opens
     And alice bets 1,000 on odd
     And the bowl sensor's report of the lift of this round is lost

@@ -170,6 +170,22 @@ def seconds_pass(cert: CertContext, seconds: float) -> None:
     cert.running().run_for(seconds)
 
 
+@when(parsers.parse("the table rests {seconds:g} seconds before the next round"))
+def table_rests(cert: CertContext, seconds: float) -> None:
+    """Let the bench clock run on for this long (bench seconds) between two rounds, so that what follows happens
+    later in the server's time. On a bench whose server opens rounds itself (``server.opens_rounds: server``) the
+    rest is the server's own round gap and the step waits nothing: a wait there would let the server open and play
+    the next round before the scenario bets in it.
+
+    Example: When the table rests 5 seconds before the next round
+    """
+    rig = cert.running()
+    if rig.bench.server.opens_rounds == "server":
+        rig.note("rig", "rest", f"{seconds:g} s asked: the server opens rounds on its own timer, its round gap is the rest")
+        return
+    rig.run_for(seconds)
+
+
 @when(parsers.parse("the round's first close is {seconds:g} seconds past"))
 def first_close_past(cert: CertContext, seconds: float) -> None:
     """Let the bench run until ``seconds`` after the close the table's lamp first announced for the current round
