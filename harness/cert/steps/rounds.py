@@ -181,7 +181,7 @@ def table_rests(cert: CertContext, seconds: float) -> None:
     """
     rig = cert.running()
     if rig.bench.server.opens_rounds == "server":
-        rig.note("rig", "rest", f"{seconds:g} s asked: the server opens rounds on its own timer, its round gap is the rest")
+        rig.note("rig", "rest", f"{seconds:g} s asked: the server opens rounds itself, its round gap is the rest")
         return
     rig.run_for(seconds)
 
