@@ -58,7 +58,19 @@ def verify_pack(folder: Path, key: Path | None = None, _depth: int = 0) -> Verif
     except PackError as exc:
         if not (folder / MANIFEST_FILE).is_file():
             raise
-        return Verification(folder, {}, (str(exc),), 0, 0, "not checked (the manifest does not read)")
+        unread: list[str] = [str(exc)]
+        signature = "not checked (the manifest does not read)"
+        sig_path = folder / SIGNATURE_FILE
+        try:
+            raw = (folder / MANIFEST_FILE).read_bytes()
+        except OSError:
+            raw = None
+        if raw is not None and sig_path.is_file():  # a signed manifest changed after signing: the root cause
+            check = check_signature(sig_path.read_bytes(), raw, trusted)
+            if not check.ok:
+                unread.insert(0, check.problem)
+                signature = f"signature INVALID: {check.problem}"
+        return Verification(folder, {}, tuple(unread), 0, 0, signature)
     problems: list[str] = []
     sig_path = folder / SIGNATURE_FILE
     if sig_path.is_file():

@@ -124,11 +124,18 @@ def test_a_folder_without_a_manifest_is_not_a_pack(tmp_path: Path) -> None:
 def test_a_manifest_that_no_longer_parses_is_a_mismatch_not_a_crash(
     tmp_path: Path, key_pair: tuple[Path, Path]
 ) -> None:
-    pack = make_pack(tmp_path / "p", key_pair[0])
-    (pack / "manifest.json").write_bytes((pack / "manifest.json").read_bytes()[:-20])
-    result = verify_pack(pack, key_pair[1])
-    assert not result.ok and result.problems[0].startswith(f"{pack / 'manifest.json'}: not JSON")
-    assert "NOT VERIFIED" in summary(result)[0]
+    """Signed, the changed bytes are named first as the signature's mismatch (the cause), then the parse error;
+    unsigned, the parse error alone."""
+    signed = make_pack(tmp_path / "p", key_pair[0])
+    unsigned = make_pack(tmp_path / "u", None)
+    for pack in (signed, unsigned):
+        (pack / "manifest.json").write_bytes((pack / "manifest.json").read_bytes()[:-20])
+    result = verify_pack(signed, key_pair[1])
+    assert not result.ok and result.problems[0] == "manifest.json: the signature does not match its bytes"
+    assert result.problems[1].startswith(f"{signed / 'manifest.json'}: not JSON")
+    assert "NOT VERIFIED" in summary(result)[0] and result.signature.startswith("signature INVALID")
+    alone = verify_pack(unsigned)
+    assert len(alone.problems) == 1 and alone.problems[0].startswith(f"{unsigned / 'manifest.json'}: not JSON")
 
 
 def test_an_amended_version_whose_manifest_was_replaced_is_named(tmp_path: Path) -> None:
