@@ -328,8 +328,8 @@ class BinDeviceEnd(DeviceEnd):
             elif item.seq != self.last_cmd:
                 self.last_cmd = item.seq
                 self._events.append((Source.LAMP, Received(item)))
-            if self.opened and self.forged:
-                self._out += self.forged.popleft()  # a forged frame goes first in this reply, the own answer after it
+            while self.opened and self.forged:  # what was forged since the last poll goes first, as one burst
+                self._out += self.forged.popleft()
             if self.opened:
                 head = self.queue[0] if self.queue else None
                 reply = Frame(0, Source.LAMP, Heartbeat()) if head is None else Frame(head.seq, head.src, head.message)
@@ -358,7 +358,7 @@ class BinDeviceEnd(DeviceEnd):
     def pending(self) -> int:
         return len(self.queue)
 
-    # Forging (harness.wire.dialects.capabilities): a forged frame goes in the reply to the next poll, before the
+    # Forging (harness.wire.dialects.capabilities): what is forged goes in the reply to the next poll, before the
     # controller's own answer (neither delayed nor renumbered), numbered 128 ahead of the controller's own numbers.
     def _forged_seq(self) -> int:
         seq = (self.seq + 127) % 255 + 1

@@ -466,6 +466,11 @@ class Table:
                 raise Refusal("L-BADREQ", f"action must be one of open, pause, resume, cancel; got {action!r}", 400)
 
     # ------------------------------------------------------------------ device reports
+    def ignore(self, line: str, why: str) -> None:
+        """Count a frame from ``line`` that was refused before it became a report (``why``: the reason)."""
+        with self.lock:
+            self._ignore(line, why)
+
     def _ignore(self, line: str, why: str) -> None:
         key = f"{line}:{why}"
         self.ignored[key] = self.ignored.get(key, 0) + 1
@@ -728,9 +733,11 @@ class PolledController(threading.Thread):
     taken) or the oldest lamp command, then up to 250 ms for the one reply; a command is repeated until a reply comes.
     Each event (``seq`` 1-255) is handed to ``on_event`` once."""
 
-    def __init__(self, address: tuple[str, int], on_event: Callable[[list[str]], None]) -> None:
+    def __init__(
+        self, address: tuple[str, int], on_event: Callable[[list[str]], None], on_reject: Callable[[str], None]
+    ) -> None:
         super().__init__(name="lotus-controller-bin", daemon=True)
-        self.address, self.on_event = address, on_event
+        self.address, self.on_event, self.on_reject = address, on_event, on_reject
         self.sock: socket.socket | None = None
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -754,25 +761,45 @@ class PolledController(threading.Thread):
             self.cmd_seq = self.cmd_seq % 255 + 1
             self.commands.append((self.cmd_seq, payload))
 
-    def _reply(self, sock: socket.socket, buf: bytearray, deadline: float) -> tuple[str, int, bytes] | None:
+    def _reject(self, why: str) -> None:
+        self.rejected += 1
+        self.on_reject(why)
+
+    def _frames(self, buf: bytearray) -> list[tuple[str, int, bytes]]:
+        """Every valid frame complete in ``buf``, removed from it; a bad frame and a run of bytes outside any frame
+        are each counted as one rejected frame."""
+        frames: list[tuple[str, int, bytes]] = []
         while True:
             start = buf.find(bytes((STX,)))
             end = buf.find(bytes((ETX,)), start + 1) if start >= 0 else -1
-            if end > start >= 0:
-                frame = bin_unframe(bytes(buf[start + 1 : end]))
-                del buf[: end + 1]
-                if frame is not None:
-                    return frame
-                self.rejected += 1
-                continue
+            if start > 0 and buf[:start].strip():
+                self._reject("bytes outside a frame")
+            if not end > start >= 0:
+                if start > 0:
+                    del buf[:start]
+                return frames
+            frame = bin_unframe(bytes(buf[start + 1 : end]))
+            del buf[: end + 1]
+            if frame is None:
+                self._reject("bad frame")
+            else:
+                frames.append(frame)
+
+    def _reply(self, sock: socket.socket, buf: bytearray, deadline: float) -> list[tuple[str, int, bytes]]:
+        """The frames of one reply: every frame complete once the first valid one came (a controller may answer a
+        poll with several), or none by ``deadline``."""
+        while True:
+            frames = self._frames(buf)
+            if frames:
+                return frames
             left = deadline - time.monotonic()
             if left <= 0:
-                return None
+                return []
             sock.settimeout(left)
             try:
                 data = sock.recv(4096)
             except TimeoutError:
-                return None
+                return []
             if not data:
                 raise ConnectionError("the controller closed the connection")
             buf += data
@@ -780,7 +807,7 @@ class PolledController(threading.Thread):
     def _event(self, payload: bytes) -> None:
         spec = BIN_EVENTS.get(payload[:2])
         if spec is None or len(payload) != 2 + spec[2]:
-            self.rejected += 1
+            self._reject("bad event")
             return
         dev, code, _n = spec
         args: list[str] = []
@@ -805,11 +832,10 @@ class PolledController(threading.Thread):
             else:
                 sock.sendall(bin_frame(b"C", cmd[0], cmd[1]))
             reply = self._reply(sock, buf, began + 0.25)
-            if reply is not None:
-                if cmd is not None:
-                    with self.lock:
-                        self.commands.popleft()
-                kind, rseq, payload = reply
+            if reply and cmd is not None:
+                with self.lock:
+                    self.commands.popleft()
+            for kind, rseq, payload in reply:
                 if kind == "E" and rseq != ack:
                     ack, acked = rseq, False
                     self._event(payload)
@@ -856,7 +882,11 @@ class Devices:
         self.seen: deque[int] = deque(maxlen=256)
         self.cam_seen: deque[int] = deque(maxlen=256)
         self.polled = (
-            PolledController(controller, lambda fields: table.report("controller", fields, "", time.monotonic()))
+            PolledController(
+                controller,
+                lambda fields: table.report("controller", fields, "", time.monotonic()),
+                lambda why: table.ignore("controller", why),
+            )
             if protocol == "bin"
             else None
         )

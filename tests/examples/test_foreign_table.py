@@ -215,3 +215,17 @@ def test_certify_passes_the_lotus_table_and_fails_it_with_a_planted_payout_defec
     else:
         assert done.returncode != 0
         assert "failed" in _outcomes(matrix, "PAY-6"), done.stdout[-3000:]
+
+
+def test_certify_passes_dev3_on_the_polled_binary_table_where_forged_frames_ride_in_poll_replies(
+    tmp_path: Path,
+) -> None:
+    """DEV-3 on lotus-bin: the dialect forges frames into its replies to the server's polls (several since the last
+    poll go as one burst), and the vendor refuses them and serves the table; a master that read one frame a poll fell
+    behind by hundreds of polls and paused the round for a device error."""
+    folder = tmp_path / "foreign"
+    shutil.copytree(FOREIGN, folder, ignore=shutil.ignore_patterns("__pycache__"))
+    done, matrix = _certify(folder, "lotus-bin.yaml", "clause:DEV-3", tmp_path / "report")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-1000:]
+    outcomes = _outcomes(matrix, "DEV-3")
+    assert outcomes and set(outcomes) == {"passed"}, done.stdout[-3000:]
