@@ -165,9 +165,10 @@ class Ledger(Protocol):
 
 
 class InMemoryLedger:
-    """The reference projection of the event log, held in dicts, with each player's and each round's bet ids kept
-    as they are accepted: a query costs what it returns (``bets(player)``, ``bets(round_id=...)``,
-    ``rounds(round_id)``, ``events(after=...)`` by bisection on ``seq``), not the size of the whole ledger."""
+    """The reference projection of the event log, held in dicts, with each player's and each round's bet ids and
+    each round's events kept as they are accepted: a query costs what it returns (``bets(player)``,
+    ``bets(round_id=...)``, ``rounds(round_id)``, ``events(after=..., round_id=...)`` by bisection on ``seq``), not
+    the size of the whole ledger."""
 
     def __init__(self) -> None:
         self._events: list[Event] = []
@@ -176,6 +177,7 @@ class InMemoryLedger:
         self._bets: dict[int, BetRow] = {}
         self._by_player: dict[str, list[int]] = {}  # bet ids, in the order accepted
         self._by_round: dict[int, list[int]] = {}
+        self._round_events: dict[int, list[Event]] = {}  # each round's events, in seq order
         self._in_order = True  # every bet id accepted so far was above the ones before it
         self._last_bet = 0
 
@@ -191,6 +193,8 @@ class InMemoryLedger:
         for event in events:
             self._apply(event)
             self._events.append(event)
+            if event.round_id is not None:
+                self._round_events.setdefault(event.round_id, []).append(event)
 
     def _apply(self, e: Event) -> None:
         d = e.data
@@ -269,11 +273,9 @@ class InMemoryLedger:
         return [self._rounds[k] for k in sorted(self._rounds)]
 
     def events(self, after: int = 0, limit: int = 1000, round_id: int | None = None) -> list[Event]:
-        events = self._events
+        events = self._events if round_id is None else self._round_events.get(round_id, [])
         start = bisect_right(events, after, key=_seq)  # the log's seq strictly increase (append)
-        if round_id is None:
-            return events[start : start + limit] if limit >= 0 else events[start:][:limit]
-        return [e for e in events[start:] if e.round_id == round_id][:limit]
+        return events[start : start + limit] if limit >= 0 else events[start:][:limit]
 
     def close(self) -> None:
         return None

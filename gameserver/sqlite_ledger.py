@@ -222,7 +222,7 @@ class SqliteLedger:
         when it cannot be opened, is not writable, is empty (0 bytes), damaged, or not a ledger."""
         self.path = str(path)
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []  # every thread's read connection, for close()
+        self._readers: list[tuple[threading.Thread, sqlite3.Connection]] = []  # each live thread's, for close()
         self._readers_lock = threading.Lock()
         _prepare(Path(path))
         try:
@@ -243,12 +243,19 @@ class SqliteLedger:
         return db
 
     def _reader(self) -> sqlite3.Connection:
+        """This thread's read connection, opened on its first query. Opening one closes those of threads that have
+        ended, so a server whose worker threads come and go holds one connection (and one page cache) per live
+        thread, not one per thread it ever had."""
         db: sqlite3.Connection | None = getattr(self._local, "db", None)
         if db is None:
             db = self._connect()
             self._local.db = db
             with self._readers_lock:
-                self._readers.append(db)
+                ended = [old for thread, old in self._readers if not thread.is_alive()]
+                self._readers = [(t, c) for t, c in self._readers if t.is_alive()]
+                self._readers.append((threading.current_thread(), db))
+            for old in ended:
+                old.close()
         return db
 
     # ------------------------------------------------------------------ writing
@@ -413,10 +420,10 @@ class SqliteLedger:
         return [Event(r[0], r[1], EventKind(r[2]), r[3], json.loads(r[4])) for r in rows]
 
     def close(self) -> None:
-        """Close the writing connection and every thread's read connection (a pool thread that read once keeps its
-        connection until then: an API served by a thread pool opens one per worker thread)."""
+        """Close the writing connection and every live thread's read connection (a pool thread that read once keeps
+        its connection until then, or until a new thread opens one after it ended)."""
         self._db.close()
         with self._readers_lock:
             readers, self._readers = self._readers, []
-        for db in readers:
+        for _thread, db in readers:
             db.close()
