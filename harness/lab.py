@@ -35,6 +35,7 @@ from harness.bench.adapters import (
     Principals,
     Restartable,
     RoundEvent,
+    RoundRecords,
     ServerSetup,
     load_adapter,
 )
@@ -229,6 +230,7 @@ __all__ = [
     "RoleEvent",
     "RoundEvent",
     "RoundEventKind",
+    "RoundRecords",
     "RoundStatus",
     "ServerEnd",
     "ServerSetup",

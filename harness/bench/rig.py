@@ -31,7 +31,7 @@ from typing import Any, Self
 import simpy
 
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
-from harness.bench.adapters.capabilities import Principals
+from harness.bench.adapters.capabilities import Principals, Restartable, RoundRecords
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, BenchTimeout
 from harness.bench.config import Bench
@@ -61,7 +61,7 @@ __all__ = ["BUILD_HOOKS", "SLICE_REAL_S", "SLICE_VIRTUAL_S", "Action", "BenchTim
 
 BUILD_HOOKS: list[Callable[[Rig], None]] = []  # called with each rig :meth:`Rig.build` made, last (observers only)
 HEAP_ROUNDS = 1000  # a long run's heap is collected and frozen every this many rounds opened (Rig.open_round)
-JUDGE_ROUNDS = 1000  # a streamed run reads the bet records at least this many rounds apart by default
+JUDGE_ROUNDS = 1000  # a streamed run reads whole bet records at least this many rounds apart by default
 JUDGE_SHARE = 4  # ... and at least 1/JUDGE_SHARE of the rounds played apart (reads cost the records so far)
 
 
@@ -582,15 +582,21 @@ class Rig(BenchClock):
             return self._stream.finish(self)
         return judge(self.observation())
 
-    def stream_judging(self, keep_checks: bool = False, drop: bool = True, every: int = JUDGE_ROUNDS) -> StreamingJudge:
+    def stream_judging(self, keep_checks: bool = False, drop: bool = True, every: int | None = None) -> StreamingJudge:
         """Judge the run round by round from now on (call before the first round): :meth:`judge_ended` feeds the
         oracle each ended round, and :meth:`verdict` finishes it. ``drop``: a round's sent bets leave :attr:`sent`
         once judged, and :attr:`actions` is emptied as rounds are judged, so that what the rig keeps stays flat
         in the run's length (nothing else may read them: no tap, no evidence); ``keep_checks``: as
-        :class:`~harness.judge.stream.StreamingJudge`'s; ``every``: the fewest rounds between two reads of the bet
-        records (:meth:`judge_ended`). Raises ValueError after a round was opened, or for ``every`` < 1."""
+        :class:`~harness.judge.stream.StreamingJudge`'s; ``every``: the fewest rounds between two feeds
+        (:meth:`judge_ended`). An adapter that reads one round's bets
+        (:class:`~harness.bench.adapters.capabilities.RoundRecords`) has each round's rows read once, as the round
+        is fed, and ``every`` defaults to 1; otherwise the whole bet records are read at each feed, and ``every``
+        defaults to :data:`JUDGE_ROUNDS`. Raises ValueError after a round was opened, or for ``every`` < 1."""
         if self.opened:
             raise ValueError("stream_judging: call it before the first round")
+        by_round = isinstance(self.adapter, RoundRecords)
+        if every is None:
+            every = 1 if by_round else JUDGE_ROUNDS
         if every < 1:
             raise ValueError(f"stream_judging: every must be >= 1 round, got {every}")
         judge_ = StreamingJudge(
@@ -600,7 +606,7 @@ class Rig(BenchClock):
             reader_line=self.observation_reader_line(),
             keep_checks=keep_checks,
         )
-        self._stream = _RoundStream(judge_, drop, every)
+        self._stream = _RoundStream(judge_, drop, every, by_round)
         return judge_
 
     def money(self) -> tuple[int, int]:
@@ -614,9 +620,10 @@ class Rig(BenchClock):
 
     def judge_ended(self) -> int:
         """Judging round by round (:meth:`stream_judging`): feed the oracle the rounds the table is done with (a
-        later round has opened at the table) once the bet records are due to be read again (:data:`JUDGE_ROUNDS`,
-        :data:`JUDGE_SHARE`). Returns how many rounds were fed (0 when not judging round by round). Raises
-        AdapterError when the server cannot be read."""
+        later round has opened at the table) once a feed is due (``every`` rounds after the last; reading whole
+        bet records, also :data:`JUDGE_SHARE`), and not while the server is down (a kill, before its restart).
+        Returns how many rounds were fed (0 when not judging round by round). Raises AdapterError when the server
+        cannot be read."""
         if self._stream is None:
             return 0
         return self._stream.feed_due(self)
@@ -673,12 +680,15 @@ class Rig(BenchClock):
 class _RoundStream:
     """What the rig keeps to feed a :class:`~harness.judge.stream.StreamingJudge` round by round: how far it read
     the truth, the server's events, the bet records and the bets sent, and what it read of the rounds not fed yet.
-    Only the rounds not yet fed are held; the bet records are read whole (the adapter serves nothing less), so
-    they are read at geometrically growing intervals: the reads cost linear work in all."""
+    Only the rounds not yet fed are held. With ``by_round`` (the adapter is
+    :class:`~harness.bench.adapters.capabilities.RoundRecords`) each round's bets are read once, as it is fed;
+    otherwise the whole bet records are read, at geometrically growing intervals, so that the reads cost linear
+    work in all, and a row of a round already fed is fed late."""
 
     judge: StreamingJudge
     drop: bool
     every: int = JUDGE_ROUNDS
+    by_round: bool = False
     returned: int = 0  # every amount the bet records returned, summed as rows are fed
     staked: int = 0  # every stake of the bets accepted, summed as they are fed
     _truth_read: int = 0
@@ -695,7 +705,10 @@ class _RoundStream:
 
     def feed_due(self, rig: Rig) -> int:
         played = len(rig.opened)
-        if played - self._fed_at < max(self.every, self._fed_at // JUDGE_SHARE):
+        share = 0 if self.by_round else self._fed_at // JUDGE_SHARE
+        if played - self._fed_at < max(self.every, share):
+            return 0
+        if isinstance(rig.adapter, Restartable) and not rig.adapter.server_up:
             return 0
         return self._feed(rig, final=False)
 
@@ -710,7 +723,7 @@ class _RoundStream:
         self._events_read += len(new)
         for said in new:
             self._events.setdefault(said.round_id, []).append(said)
-        for player in rig.opening:
+        for player in () if self.by_round else rig.opening:
             record = rig.adapter.bet_record(player)
             for row in record[self._rows_read.get(player, 0) :]:
                 if row.round_id in self._fed:
@@ -760,6 +773,10 @@ class _RoundStream:
     def _feed_round(self, rig: Rig, rid: str, sim: int | None) -> None:
         self._fed.add(rid)
         rows = self._rows.pop(rid, {})
+        if self.by_round and isinstance(rig.adapter, RoundRecords):
+            for row in rig.adapter.round_bet_record(rid):
+                if row.player_id in rig.opening:
+                    rows.setdefault(row.player_id, []).append(row)
         sent = self._sent.pop(rid, [])
         self.returned += sum(row.returned for record in rows.values() for row in record)
         self.staked += sum(s.reply.stake for s in sent if s.reply.accepted)

@@ -114,6 +114,8 @@ def _play(
     except (AdapterError, ValueError) as exc:  # ProfileError, ScriptError, an adapter that does not load
         raise CliError(f"cannot start bench {bench.name}: {exc}") from None
     tap = tap_rig(rig, session.feed, f"{args.rounds} rounds", args.pace) if session.feed is not None else None
+    if tap is None:  # judged round by round; a tap reads the rig's bets and actions, so its run is judged whole
+        rig.stream_judging()
     progress = Progress(args.rounds, "rounds", force=sys.stderr.isatty())
     ends: Counter[str] = Counter()
     with rig:
@@ -122,6 +124,7 @@ def _play(
                 rid = rig.open_round()
                 end = rig.play_to_end(rid)
                 ends[end.kind if end.kind == RoundEventKind.SETTLED else f"{end.kind} {end.clause}"] += 1
+                rig.judge_ended()
                 progress.update(done)
                 if not progress.enabled:  # no terminal (CI logs): one line per round instead of the bar
                     print(
@@ -135,8 +138,7 @@ def _play(
             outcome = f"run: FAIL ({'; '.join(problems)})" if problems else ""
             if tap is not None:
                 tap.finish(verdict, outcome or verdict.summary().splitlines()[0])
-            staked = sum(s.reply.stake for s in rig.sent if s.reply.accepted)
-            returned = sum(row.returned for p in players for row in rig.adapter.bet_record(p))
+            staked, returned = rig.money()
         except (AdapterError, BenchTimeout) as exc:
             progress.close()
             if tap is not None:

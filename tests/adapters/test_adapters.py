@@ -4,6 +4,7 @@ on a real ``xocdia-server`` process, and clear errors when a server cannot be st
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -209,3 +210,34 @@ def test_http_kill_and_restart_on_the_same_database(tmp_path: Path) -> None:
         assert adapter.place_bet("alice", "a-3", "big", 100).code == "betting_closed"  # no round open
     assert not adapter.server_up
     adapter.stop()  # idempotent
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: InProcessAdapter({}), lambda: InProcessAdapter({"api": "http"}), lambda: HttpAdapter({})],
+    ids=["in-process-direct", "in-process-http", "http-process"],
+)
+def test_one_rounds_bets_are_every_players_rows_of_that_round(
+    tmp_path: Path, make: Callable[[], InProcessAdapter | HttpAdapter]
+) -> None:
+    """``round_bet_record`` (RoundRecords) serves every player's rows of the round asked, as each player's bet record
+    has them, and nothing for a round the server does not know."""
+    setup = dataclasses.replace(_setup(tmp_path), players=(PlayerSpec("alice", 10_000), PlayerSpec("bob", 5_000)))
+    adapter = make()
+    adapter.start(setup)
+    with adapter:
+        for player in ("alice", "bob"):
+            adapter.connect(player)
+        adapter.supervise("open")
+        assert adapter.place_bet("alice", "a-1", "big", 1_000).accepted
+        assert adapter.place_bet("bob", "b-1", "odd", 200).accepted
+        assert adapter.place_bet("alice", "a-2", "four_red", 100).accepted
+        adapter.supervise("cancel", "test")
+        adapter.supervise("open")
+        assert adapter.place_bet("bob", "b-2", "small", 300).round_id == "2"
+        every = sorted((*adapter.bet_record("alice"), *adapter.bet_record("bob")), key=lambda r: int(r.bet_id))
+        first = adapter.round_bet_record("1")
+        assert first == [row for row in every if row.round_id == "1"]
+        assert [(r.player_id, r.client_bet_id) for r in first] == [("alice", "a-1"), ("bob", "b-1"), ("alice", "a-2")]
+        assert adapter.round_bet_record("2") == [row for row in every if row.round_id == "2"] and len(every) == 4
+        assert adapter.round_bet_record("7") == [] and adapter.round_bet_record("r-1") == []

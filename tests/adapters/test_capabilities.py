@@ -18,6 +18,7 @@ from harness.bench.adapters.capabilities import (
     NoiseReporting,
     Principals,
     Restartable,
+    RoundRecords,
 )
 from harness.bench.adapters.reference_http import HttpAdapter
 from harness.bench.adapters.reference_inprocess import InProcessAdapter
@@ -34,6 +35,7 @@ CAPABILITIES: tuple[type, ...] = (
     ProxiedPlayers,
     Principals,
     Identifying,
+    RoundRecords,
 )
 
 
@@ -79,16 +81,36 @@ def _names(adapter: object) -> set[str]:
     [
         (
             lambda: InProcessAdapter({}),
-            {"Restartable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals", "Identifying"},
+            {
+                "Restartable",
+                "CrashPoints",
+                "NoiseReporting",
+                "EventWatching",
+                "Principals",
+                "Identifying",
+                "RoundRecords",
+            },
         ),
-        (lambda: HttpAdapter({}), {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying"}),
+        (
+            lambda: HttpAdapter({}),
+            {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying", "RoundRecords"},
+        ),
         (
             lambda: HttpAdapter({"url": "http://127.0.0.1:1"}),
-            {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying"},
+            {"Restartable", "CrashPoints", "NoiseReporting", "Principals", "Identifying", "RoundRecords"},
         ),
         (
             lambda: FaultableInProcessAdapter({}),
-            {"Restartable", "Faultable", "CrashPoints", "NoiseReporting", "EventWatching", "Principals", "Identifying"},
+            {
+                "Restartable",
+                "Faultable",
+                "CrashPoints",
+                "NoiseReporting",
+                "EventWatching",
+                "Principals",
+                "Identifying",
+                "RoundRecords",
+            },
         ),
         (
             lambda: FaultableHttpAdapter({}),
@@ -100,6 +122,7 @@ def _names(adapter: object) -> set[str]:
                 "ProxiedPlayers",
                 "Principals",
                 "Identifying",
+                "RoundRecords",
             },
         ),
         (lambda: RewritingAdapter({"inner": InProcessAdapter({})}), set()),

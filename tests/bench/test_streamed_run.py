@@ -1,11 +1,14 @@
 """A rig that judges its run round by round (``Rig.stream_judging``, as ``xocdia-hil run`` does) reaches the verdict
 the whole-run oracle reaches on the same seeded run, holds only the rounds not judged yet, and still counts every
-bet and every unit of money."""
+bet and every unit of money: reading each round's bets once (the in-process adapter is ``RoundRecords``) and, through
+an adapter that is not, the whole bet records in batches."""
 
 from __future__ import annotations
 
 import pytest
 
+from harness.bench.adapters.capabilities import RoundRecords
+from harness.bench.adapters.rewriting import RewritingAdapter
 from harness.bench.config import load_bench
 from harness.bench.rig import Rig
 from harness.cli.run import VISITS, WALLET, _with_profile
@@ -13,12 +16,17 @@ from harness.cli.run import VISITS, WALLET, _with_profile
 SEATS = 6
 
 
-def _play(profile: str, rounds: int, stream: bool, every: int) -> tuple[str, tuple[int, int], int, int, bool]:
+def _play(
+    profile: str, rounds: int, stream: bool, every: int | None, by_round: bool = True
+) -> tuple[str, tuple[int, int], int, int, bool]:
     bench = load_bench("in-process")
     if profile != bench.profile:
         bench = _with_profile(bench, profile)
+    if not by_round:  # passed through unchanged, but only the adapter interface: no RoundRecords
+        bench = RewritingAdapter.on(bench)
     players = {f"p{s:02d}.{v}": WALLET for s in range(1, SEATS + 1) for v in range(1, VISITS + 1)}
     with Rig.build(bench, players, crowd=SEATS, seed=5, wallets_per_seat=VISITS) as rig:
+        assert isinstance(rig.adapter, RoundRecords) is by_round
         if stream:
             rig.stream_judging(keep_checks=True, every=every)
         held = 0
@@ -31,10 +39,15 @@ def _play(profile: str, rounds: int, stream: bool, every: int) -> tuple[str, tup
         return repr(verdict), rig.money(), held, rig.crowd_tally.accepted, verdict.passed
 
 
-@pytest.mark.parametrize("profile", ["certification", "chaotic"])
-def test_a_run_judged_round_by_round_gets_the_whole_run_verdict(profile: str) -> None:
+@pytest.mark.parametrize(
+    ("profile", "by_round", "every"),
+    [("certification", True, None), ("chaotic", True, None), ("certification", False, 7), ("chaotic", False, 7)],
+)
+def test_a_run_judged_round_by_round_gets_the_whole_run_verdict(
+    profile: str, by_round: bool, every: int | None
+) -> None:
     whole, money, held_whole, accepted, passed = _play(profile, 60, stream=False, every=1)
-    streamed, streamed_money, held, streamed_accepted, _ = _play(profile, 60, stream=True, every=7)
+    streamed, streamed_money, held, streamed_accepted, _ = _play(profile, 60, True, every, by_round)
     assert streamed == whole
     assert passed and accepted > 200
     assert streamed_money == money and money[0] > 0

@@ -90,6 +90,7 @@ PINNED = sorted(
         "RoleEvent",
         "RoundEvent",
         "RoundEventKind",
+        "RoundRecords",
         "RoundStatus",
         "ServerEnd",
         "ServerSetup",

@@ -20,9 +20,19 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from harness.judge.access import AccessAnswer, AccessRequest
+from harness.records import BetRecordRow
 from harness.wire.transports.faults import FaultyTransport
 
-__all__ = ["CrashPoints", "EventWatching", "Faultable", "Identifying", "NoiseReporting", "Principals", "Restartable"]
+__all__ = [
+    "CrashPoints",
+    "EventWatching",
+    "Faultable",
+    "Identifying",
+    "NoiseReporting",
+    "Principals",
+    "Restartable",
+    "RoundRecords",
+]
 
 
 @runtime_checkable
@@ -160,4 +170,21 @@ class Identifying(Protocol):
         Raises:
             AdapterError: ``not_supported`` when this system, as configured, reports no identity (then recorded as
                 not identified, with the message); ``unreachable`` and others when it cannot be asked.
+        """
+
+
+@runtime_checkable
+class RoundRecords(Protocol):
+    """The adapter reads one round's bets, every player's, as the server recorded them (for the reference server,
+    the supervisor's game recall ``GET /v1/rounds/{id}``). A run judged round by round (``Rig.stream_judging``)
+    then reads each round's rows once, after the round ended, instead of every observed player's whole bet record
+    again and again: what it reads and holds stays flat in the run's length."""
+
+    def round_bet_record(self, round_id: str) -> list[BetRecordRow]:
+        """Every bet the server recorded in round ``round_id``, every player's, in bet-id order, each row as
+        :meth:`~harness.bench.adapters.base.GameServerAdapter.bet_record` gives it for its player; ``[]`` for a
+        round the server does not know.
+
+        Raises:
+            AdapterError: the server cannot be read (with its code).
         """

@@ -361,6 +361,21 @@ class HttpAdapter(GameServerAdapter):
             raise AdapterError(code_of(data), f"cannot read the bet record of {player_id}")
         return [replace(bet_row(r), player_id=player_id) for r in data["bets"]]
 
+    def round_bet_record(self, round_id: str) -> list[BetRecordRow]:
+        """Every player's bets of round ``round_id`` by the supervisor's game recall ``GET /v1/rounds/{id}``
+        (:class:`~harness.bench.adapters.capabilities.RoundRecords`), each row under the scenario's name of a
+        player this adapter created; ``[]`` for a round the server does not know."""
+        if not round_id.isdigit() or len(round_id) > 18:
+            return []
+        status, data = self._call("GET", f"/v1/rounds/{round_id}", self._boss)
+        if status == 404:
+            return []
+        if status != 200:
+            raise AdapterError(code_of(data), f"cannot read the bets of round {round_id}")
+        named = {server: own for own, server in self._ids.items()}
+        rows = (bet_row(r) for r in data["bets"])
+        return [replace(row, player_id=named.get(row.player_id, row.player_id)) for row in rows]
+
     def balance(self, player_id: str) -> int:
         status, data = self._call("GET", f"/v1/players/{self._ids.get(player_id, player_id)}/balance", self._boss)
         if status != 200:

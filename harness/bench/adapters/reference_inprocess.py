@@ -744,6 +744,23 @@ class InProcessAdapter(GameServerAdapter):
             return [bet_row(raw) for raw in data["bets"]]
         return [bet_row(raw) for raw in json.loads(json.dumps(bet_record(self._ledger, player_id)))]
 
+    def round_bet_record(self, round_id: str) -> list[BetRecordRow]:
+        """Every player's bets of round ``round_id`` (:class:`~harness.bench.adapters.capabilities.RoundRecords`):
+        the ledger's rows of that round through JSON, or with ``api: http`` the supervisor's game recall
+        ``GET /v1/rounds/{id}``; ``[]`` for a round the server does not know."""
+        self._require_up()
+        if not round_id.isdigit() or len(round_id) > 18:
+            return []
+        if self._host is not None:
+            status, data = self._request("GET", f"/v1/rounds/{round_id}", self._boss)
+            if status == 404:
+                return []
+            if status != 200:
+                raise AdapterError(code_of(data), f"cannot read the bets of round {round_id}")
+            return [bet_row(raw) for raw in data["bets"]]
+        rows = bet_record(self._ledger, None, int(round_id))
+        return [bet_row(raw) for raw in json.loads(json.dumps(rows))]
+
     def balance(self, player_id: str) -> int:
         """The player's balance in the ledger (with ``api: http``, ``GET /v1/players/{id}/balance`` with the
         supervisor's token). Raises AdapterError ``unknown_player`` without a wallet."""
