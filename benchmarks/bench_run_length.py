@@ -5,13 +5,13 @@ One rig plays the longest run as ``xocdia-hil run --bench in-process --players 1
 5 wallets a seat, the seats' later players betting from them). The rig's per-round figure at N rounds is the CPU
 time of the window of rounds just before round N (``--window`` rounds, 100 by default) over the window: what a round
 costs once the run is that long, which is flat when nothing the rig does grows with the rounds played. Judging
-(``--judge stream``, the default): the rig feeds the oracle round by round (``Rig.judge_ended``,
-timed apart from the rounds; the bet records read at least ``--every`` rounds apart, and at least a quarter of the
-rounds played apart), and judging's figure at N is the CPU of all of it so far over the rounds judged, the run's
-verdict included at the last size; ``--judge whole``: at each size the observation is read and judged whole (not
-timed as rounds), over N. The limit is the first size (the first with rounds judged, for judging), measured in
-the same run: the targets are the last size's per-round figures within 10 % of the first's (``last/first <=
-1.10``). Wall times and the load average are printed beside the CPU times.
+(``--judge stream``, the default): the rig feeds the oracle round by round (``Rig.judge_ended``, timed apart from
+the rounds; each ended round's bets read once as it is fed, the in-process adapter being ``RoundRecords``;
+``--every N``: feeds at least N rounds apart), and judging's figure at N is the CPU of all of it so far over the
+rounds judged, the run's verdict included at the last size; ``--judge whole``: at each size the observation is
+read and judged whole (not timed as rounds), over N. The limit is the first size (the first with rounds judged,
+for judging), measured in the same run: the targets are the last size's per-round figures within 10 % of the
+first's (``last/first <= 1.10``). Wall times and the load average are printed beside the CPU times.
 
     .venv/bin/python benchmarks/bench_run_length.py [--sizes 100,1000,10000] [--window 100] [--ledger memory]
                                                     [--judge stream|whole] [--every N] [--json]
@@ -50,12 +50,12 @@ class Point:
     rounds_judged: int
 
 
-def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int = 100) -> list[Point]:
+def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int | None = None) -> list[Point]:
     """Play ``max(sizes)`` rounds on one rig; at each size, the window's per-round CPU and judging's.
 
     ``how`` "stream": the rig judges round by round (``Rig.stream_judging``,
-    ``judge_ended`` after each round, reading the bet records at least ``every`` rounds apart, timed apart from the
-    rounds), and judging's figure at N is the CPU of every
+    ``judge_ended`` after each round, feeding at least ``every`` rounds apart (None: the rig's default), timed
+    apart from the rounds), and judging's figure at N is the CPU of every
     ``judge_ended`` so far (bet records read, rounds fed) over the rounds fed; at the last size the run's verdict
     (every round left, the balances) is added. "whole": the observation is read and judged whole at each size."""
     players = {f"p{s:02d}.{v}": WALLET for s in range(1, SEATS + 1) for v in range(1, VISITS + 1)}
@@ -119,7 +119,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000", help="run lengths, comma-separated")
     parser.add_argument("--window", type=int, default=100, help="rounds timed before each size")
     parser.add_argument("--ledger", choices=("sqlite", "memory"), default="sqlite", help="the in-process ledger")
-    parser.add_argument("--every", type=int, default=0, help="stream: rounds between record reads (default: 1st size)")
+    parser.add_argument("--every", type=int, default=None, help="stream: rounds between feeds (default: the rig's)")
     parser.add_argument(
         "--judge", choices=("stream", "whole"), default="stream", help="judge round by round or the whole run"
     )
@@ -134,7 +134,7 @@ def main() -> None:
     )
     load = os.getloadavg()
     wall, cpu = time.perf_counter(), time.process_time()
-    points = measure(bench, sizes, args.window, args.judge, args.every or sizes[0])
+    points = measure(bench, sizes, args.window, args.judge, args.every)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     first, last = points[0], points[-1]
     rig_ratio = last.rig_cpu_us / first.rig_cpu_us
