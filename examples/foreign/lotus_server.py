@@ -121,7 +121,6 @@ class Config:
     min_cents: int = 100
     max_cents: int = 1_000_000
     min_confidence: float = 0.9
-    reorder_s: float = 0.5
     supervisor_key: str = "lotus-supervisor"
 
 
@@ -146,7 +145,7 @@ class Round:
     paused_at: float = 0.0
     remaining_s: float = 0.0
     held: list[tuple[str, list[str], float]] = field(default_factory=list)
-    early_reads: list[tuple[list[str], float, float]] = field(default_factory=list)  # fields, arrival, deadline
+    early_reads: list[tuple[list[str], float]] = field(default_factory=list)  # reads before the lift: fields, arrival
 
 
 class Table:
@@ -436,9 +435,6 @@ class Table:
                 if not rnd.started:
                     self._end("void", "SH-4a", "no shake before betting closed")
                 return
-            while rnd.early_reads and now >= rnd.early_reads[0][2]:
-                rnd.early_reads.pop(0)
-                self._ignore("camera", "read before the lift")
             if rnd.phase == "closed" and now >= rnd.result_due:
                 self._pause("no result in time")
 
@@ -540,7 +536,7 @@ class Table:
             self._end("void", "SH-4b", "bowl lifted during betting")
             return
         early, rnd.early_reads = rnd.early_reads, []
-        if any(arrival < rnd.closes for _f, arrival, _d in early):
+        if any(arrival < rnd.closes for _f, arrival in early):
             self._end("void", "SH-4b", "the camera saw the tokens before betting closed")
             return
         if touch:
@@ -553,7 +549,7 @@ class Table:
             self._end("void", "SH-4a", "no complete shake under the bowl")
             return
         rnd.lifted = True
-        for fields, arrival, _due in early:  # the reads that overtook the lift, in arrival order
+        for fields, arrival in early:  # the reads that overtook the lift, in arrival order
             if self.round is not rnd or rnd.phase == "paused" or not rnd.lifted:
                 break
             self._read(fields, arrival)
@@ -566,7 +562,7 @@ class Table:
             if len(rnd.early_reads) >= 8:
                 self._ignore("camera", "read before the lift")
             else:
-                rnd.early_reads.append((fields, at, time.monotonic() + self.cfg.reorder_s))
+                rnd.early_reads.append((fields, at))  # held until the lift's report: it may come later
             return
         if kind == "spread":
             if not rnd.overlap_faces:
@@ -812,11 +808,18 @@ class PolledController(threading.Thread):
         dev, code, _n = spec
         args: list[str] = []
         if payload[:2] in (b"BF", b"SD"):
-            first = chr(payload[2])
-            args = [first if payload[:2] == b"BF" else {"B": "BOWL", "P": "PLATE", "T": "TOKEN"}.get(first, "?")]
+            first = payload[2]  # BF: the touch flag, a byte 0 or 1; SD: the item, a letter B, P or T
+            if payload[:2] == b"BF":
+                args = [{0: "0", 1: "1"}.get(first, "?")]
+            else:
+                args = [{"B": "BOWL", "P": "PLATE", "T": "TOKEN"}.get(chr(first), "?")]
             args.append("-" if payload[3] == 0xFF else str(payload[3]))
         elif payload[:2] == b"DP":
             args = [{"E": "EQUIP", "C": "CAP"}.get(chr(payload[2]), "?")]
+        allowed = EVENT_ARGS[(dev, code)]  # the same fields, and values, as a text-protocol event
+        if any(a not in ok for a, ok in zip(args, allowed, strict=True)):
+            self._reject("bad event")
+            return
         self.on_event([dev, code, *args])
 
     def _serve(self, sock: socket.socket) -> None:

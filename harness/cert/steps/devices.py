@@ -224,15 +224,18 @@ def result_for_round(cert: CertContext, result: str, k: int) -> None:
 
 def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise], int]:
     """One cycle of noise for line ``name`` (the line of ``device``): reports of its own devices for a round not in
-    play, an untagged round-deciding report, a report of a device the line does not carry for the current round (each
-    where the line's dialect can express it), then frames with a valid check that the dialect refuses (an unknown
-    type, a bad field, a missing field: those its end can make), claiming to come from ``device``. Returns the items
-    and how many of them (the first ones) are well formed: every report, a polled line's reply from an address its
-    master does not poll included (counted as from another line, as a push line's frame from another device)."""
+    play (only where the line's dialect declares ``round_tags``: on a line whose reports carry no round, such a
+    report is the device's own report of the round in play), an untagged round-deciding report, a report of a device
+    the line does not carry for the current round (each where the line's dialect can express it), then frames with a
+    valid check that the dialect refuses (an unknown type, a bad field, a missing field: those its end can make),
+    claiming to come from ``device``. Returns the items and how many of them (the first ones) are well formed: every
+    report, a polled line's reply from an address its master does not poll included (counted as from another line,
+    as a push line's frame from another device)."""
     spec = forge.spec_of(rig, name)
     roles = spec.roles
     now, tag = forge.device_time(rig), forge.current_tag(rig)
     other = _NO_ROUND + (tag or "0")
+    tagged = spec.dialect.capabilities.round_tags
     own: dict[Source, list[Message]] = {
         Source.READER: [Result("RRRR", False), ReaderRearranged("WWWW")],
         Source.BOWL: [BowlOff(True, 0)],
@@ -240,7 +243,7 @@ def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise],
         Source.CONSOLE: [Problem(ProblemReason.EQUIPMENT)],
     }
     frames: list[Frame] = []
-    for role in roles:
+    for role in roles if tagged else ():
         for message in own.get(role, []):
             frames.append(Frame(0, role, message, round=other, at=now))
     if Source.READER in roles:
@@ -260,9 +263,9 @@ def _noise(rig: Rig, name: str, device: str) -> tuple[list[Frame | forge.Noise],
 @when(parsers.parse("{count:d} noise frames arrive on the {device} line as the bowl comes off"))
 def noise(cert: CertContext, injections: Injections, count: int, device: str) -> None:
     """Frames with a valid check that are irrelevant or malformed, ``count`` of them in one burst, on this line
-    right after the table lifts the bowl (DEV-3), in the line's dialect: reports for a round not in play, an untagged
-    result, another device's report, and frames the dialect refuses (unknown type, bad or missing field) where the
-    line's device end can make them.
+    right after the table lifts the bowl (DEV-3), in the line's dialect: reports for a round not in play (where the
+    line's reports carry their round), an untagged result, another device's report, and frames the dialect refuses
+    (unknown type, bad or missing field) where the line's device end can make them.
 
     Example: When 300 noise frames arrive on the reader line as the bowl comes off
     """
