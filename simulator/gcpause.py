@@ -26,11 +26,13 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
-            if gc.get_freeze_count() == 0:
+            if gc.get_count()[0] > gc.get_threshold()[0] and gc.get_freeze_count() == 0:
                 # hot path: everything allocated while paused sits in the youngest generation, so the first
                 # collection after re-enabling would scan the whole event log at once. Moving it straight to the
                 # oldest generation is where surviving objects end up anyway (freeze, then unfreeze, are list
-                # splices); skipped when someone else keeps objects frozen.
+                # splices); skipped when someone else keeps objects frozen, and when the pause allocated less
+                # than one young collection's worth (gc.get_freeze_count walks every frozen object, so it is
+                # asked only when the move is worth it).
                 gc.freeze()
                 gc.unfreeze()
             gc.enable()
