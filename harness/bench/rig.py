@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import Any, Self
 
@@ -697,6 +698,8 @@ class _RoundStream:
     _sent_read: int = 0
     _fed_at: int = 0  # rounds opened when the records were last read
     _fed: set[str] = field(default_factory=set)
+    _rounds_read: int = 0  # how many of the lamp driver's rounds (a dict that only grows) were seen
+    _waiting: dict[str, None] = field(default_factory=dict)  # rounds seen and not fed yet, in the driver's order
     _truth: dict[int, list[Event]] = field(default_factory=dict)
     _events: dict[str, list[RoundEvent]] = field(default_factory=dict)
     _rows: dict[str, dict[str, list[BetRecordRow]]] = field(default_factory=dict)
@@ -746,7 +749,12 @@ class _RoundStream:
         self._read(rig)
         self._fed_at = len(rig.opened)
         table_round = max(self._truth, default=0)  # the table's latest round: the ones before are done
-        order = [rid for rid in rig.driver.rounds if rid not in self._fed]
+        rounds = rig.driver.rounds
+        if len(rounds) > self._rounds_read:  # the new ones are the dict's last: read from its end, not its start
+            new = list(islice(reversed(rounds), len(rounds) - self._rounds_read))
+            self._waiting.update(dict.fromkeys(reversed(new)))
+            self._rounds_read = len(rounds)
+        order = [rid for rid in self._waiting if rid not in self._fed]
         if final:
             if rig.bench.server.opens_rounds == "server":  # a round the server's timer opened after the run's last
                 taken = set(rig.opened)  # is not the run's to judge (Rig._judged_events)
@@ -772,6 +780,7 @@ class _RoundStream:
 
     def _feed_round(self, rig: Rig, rid: str, sim: int | None) -> None:
         self._fed.add(rid)
+        self._waiting.pop(rid, None)
         rows = self._rows.pop(rid, {})
         if self.by_round and isinstance(rig.adapter, RoundRecords):
             for row in rig.adapter.round_bet_record(rid):
