@@ -595,9 +595,9 @@ class Rig(BenchClock):
         defaults to :data:`JUDGE_ROUNDS`. Raises ValueError after a round was opened, or for ``every`` < 1."""
         if self.opened:
             raise ValueError("stream_judging: call it before the first round")
-        by_round = isinstance(self.adapter, RoundRecords)
+        of_round = self.adapter.round_bet_record if isinstance(self.adapter, RoundRecords) else None
         if every is None:
-            every = 1 if by_round else JUDGE_ROUNDS
+            every = JUDGE_ROUNDS if of_round is None else 1
         if every < 1:
             raise ValueError(f"stream_judging: every must be >= 1 round, got {every}")
         judge_ = StreamingJudge(
@@ -607,7 +607,7 @@ class Rig(BenchClock):
             reader_line=self.observation_reader_line(),
             keep_checks=keep_checks,
         )
-        self._stream = _RoundStream(judge_, drop, every, by_round)
+        self._stream = _RoundStream(judge_, drop, every, of_round)
         return judge_
 
     def money(self) -> tuple[int, int]:
@@ -681,15 +681,15 @@ class Rig(BenchClock):
 class _RoundStream:
     """What the rig keeps to feed a :class:`~harness.judge.stream.StreamingJudge` round by round: how far it read
     the truth, the server's events, the bet records and the bets sent, and what it read of the rounds not fed yet.
-    Only the rounds not yet fed are held. With ``by_round`` (the adapter is
-    :class:`~harness.bench.adapters.capabilities.RoundRecords`) each round's bets are read once, as it is fed;
+    Only the rounds not yet fed are held. With ``of_round`` (the adapter's
+    :class:`~harness.bench.adapters.capabilities.RoundRecords` read) each round's bets are read once, as it is fed;
     otherwise the whole bet records are read, at geometrically growing intervals, so that the reads cost linear
     work in all, and a row of a round already fed is fed late."""
 
     judge: StreamingJudge
     drop: bool
     every: int = JUDGE_ROUNDS
-    by_round: bool = False
+    of_round: Callable[[str], list[BetRecordRow]] | None = None
     returned: int = 0  # every amount the bet records returned, summed as rows are fed
     staked: int = 0  # every stake of the bets accepted, summed as they are fed
     _truth_read: int = 0
@@ -708,7 +708,7 @@ class _RoundStream:
 
     def feed_due(self, rig: Rig) -> int:
         played = len(rig.opened)
-        share = 0 if self.by_round else self._fed_at // JUDGE_SHARE
+        share = 0 if self.of_round is not None else self._fed_at // JUDGE_SHARE
         if played - self._fed_at < max(self.every, share):
             return 0
         if isinstance(rig.adapter, Restartable) and not rig.adapter.server_up:
@@ -726,7 +726,7 @@ class _RoundStream:
         self._events_read += len(new)
         for said in new:
             self._events.setdefault(said.round_id, []).append(said)
-        for player in () if self.by_round else rig.opening:
+        for player in rig.opening if self.of_round is None else ():
             record = rig.adapter.bet_record(player)
             for row in record[self._rows_read.get(player, 0) :]:
                 if row.round_id in self._fed:
@@ -782,8 +782,8 @@ class _RoundStream:
         self._fed.add(rid)
         self._waiting.pop(rid, None)
         rows = self._rows.pop(rid, {})
-        if self.by_round and isinstance(rig.adapter, RoundRecords):
-            for row in rig.adapter.round_bet_record(rid):
+        if self.of_round is not None:
+            for row in self.of_round(rid):
                 if row.player_id in rig.opening:
                     rows.setdefault(row.player_id, []).append(row)
         sent = self._sent.pop(rid, [])

@@ -53,6 +53,7 @@ def verify_pack(folder: Path, key: Path | None = None, _depth: int = 0) -> Verif
         KeyFileError: ``key`` does not load.
     """
     trusted = load_public_key(key) if key is not None else None
+    sig_path = folder / SIGNATURE_FILE
     try:
         manifest, data = read_manifest(folder)
     except PackError as exc:
@@ -60,7 +61,6 @@ def verify_pack(folder: Path, key: Path | None = None, _depth: int = 0) -> Verif
             raise
         unread: list[str] = [str(exc)]
         signature = "not checked (the manifest does not read)"
-        sig_path = folder / SIGNATURE_FILE
         try:
             raw = (folder / MANIFEST_FILE).read_bytes()
         except OSError:
@@ -72,7 +72,6 @@ def verify_pack(folder: Path, key: Path | None = None, _depth: int = 0) -> Verif
                 signature = f"signature INVALID: {check.problem}"
         return Verification(folder, {}, tuple(unread), 0, 0, signature)
     problems: list[str] = []
-    sig_path = folder / SIGNATURE_FILE
     if sig_path.is_file():
         check = check_signature(sig_path.read_bytes(), data, trusted)
         if check.ok:

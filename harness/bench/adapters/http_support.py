@@ -11,8 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from harness.bench.adapters.reference_events import bet_row
 from harness.errors import AdapterError
-from harness.records import PlayerSpec
+from harness.records import BetRecordRow, PlayerSpec
 
 #: ``call(method, path, token, body)`` -> (HTTP status, decoded JSON body); raises AdapterError when unreachable.
 Call = Callable[[str, str, str, Any], tuple[int, Any]]
@@ -50,6 +51,24 @@ def log_end(call: Call, boss: str) -> int:
             after = max(after, *(int(r["seq"]) for r in rows))
         if len(rows) < PAGE:
             return after
+
+
+def round_bets(call: Call, boss: str, round_id: str) -> list[BetRecordRow]:
+    """Every player's bets of round ``round_id`` by the supervisor's game recall ``GET /v1/rounds/{id}``, as the
+    server names the players; ``[]`` for a round id the server cannot have (not a decimal of at most 18 digits) or
+    does not know (404).
+
+    Raises:
+        AdapterError: the recall is refused otherwise (the server's code).
+    """
+    if not round_id.isdigit() or len(round_id) > 18:
+        return []
+    status, data = call("GET", f"/v1/rounds/{round_id}", boss, None)
+    if status == 404:
+        return []
+    if status != 200:
+        raise AdapterError(code_of(data), f"cannot read the bets of round {round_id}")
+    return [bet_row(raw) for raw in data["bets"]]
 
 
 def provision(call: Call, boss: str, players: Sequence[PlayerSpec]) -> tuple[dict[str, str], dict[str, str]]:

@@ -41,7 +41,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
-from harness.bench.adapters.http_support import code_of, log_end, provision, resolve
+from harness.bench.adapters.http_support import code_of, log_end, provision, resolve, round_bets
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.adapters.reference_identity import reported_identity
 from harness.bench.adapters.server_process import PUMP_JOIN_S, START_TIMEOUT_S, ServerProcess, server_config
@@ -365,15 +365,8 @@ class HttpAdapter(GameServerAdapter):
         """Every player's bets of round ``round_id`` by the supervisor's game recall ``GET /v1/rounds/{id}``
         (:class:`~harness.bench.adapters.capabilities.RoundRecords`), each row under the scenario's name of a
         player this adapter created; ``[]`` for a round the server does not know."""
-        if not round_id.isdigit() or len(round_id) > 18:
-            return []
-        status, data = self._call("GET", f"/v1/rounds/{round_id}", self._boss)
-        if status == 404:
-            return []
-        if status != 200:
-            raise AdapterError(code_of(data), f"cannot read the bets of round {round_id}")
         named = {server: own for own, server in self._ids.items()}
-        rows = (bet_row(r) for r in data["bets"])
+        rows = round_bets(self._call, self._boss, round_id)
         return [replace(row, player_id=named.get(row.player_id, row.player_id)) for row in rows]
 
     def balance(self, player_id: str) -> int:

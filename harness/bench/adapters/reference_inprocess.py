@@ -39,7 +39,7 @@ from gameserver.protocol import BadFrame
 from gameserver.sqlite_ledger import LedgerError, SqliteLedger
 from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
-from harness.bench.adapters.http_support import code_of
+from harness.bench.adapters.http_support import code_of, round_bets
 from harness.bench.adapters.inprocess_api import AsgiHost, EngineFacade, Stream
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
 from harness.bench.adapters.reference_events import ROUND_KINDS, bet_row, round_event
@@ -749,15 +749,10 @@ class InProcessAdapter(GameServerAdapter):
         the ledger's rows of that round through JSON, or with ``api: http`` the supervisor's game recall
         ``GET /v1/rounds/{id}``; ``[]`` for a round the server does not know."""
         self._require_up()
+        if self._host is not None:
+            return round_bets(self._request, self._boss, round_id)
         if not round_id.isdigit() or len(round_id) > 18:
             return []
-        if self._host is not None:
-            status, data = self._request("GET", f"/v1/rounds/{round_id}", self._boss)
-            if status == 404:
-                return []
-            if status != 200:
-                raise AdapterError(code_of(data), f"cannot read the bets of round {round_id}")
-            return [bet_row(raw) for raw in data["bets"]]
         rows = bet_record(self._ledger, None, int(round_id))
         return [bet_row(raw) for raw in json.loads(json.dumps(rows))]
 
