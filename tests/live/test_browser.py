@@ -28,6 +28,7 @@ BENCH = str(Path(__file__).resolve().parents[2] / "fixtures" / "benches" / "in-p
 CHROMIUM = os.environ.get("XOCDIA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ROUNDS = 8
 VOID_ROUND = 3
+STOP_S = 60  # how long a command may take to end after SIGTERM (its clean-up on a loaded machine)
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (pip install -e '.[test]')")
 if not os.access(CHROMIUM, os.X_OK):
@@ -40,14 +41,14 @@ def _start(
     args: list[str], banner: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], str]:
     """Start ``xocdia-hil ARGS`` (in ``cwd``, with ``env``); returns the process and the URL it printed after
-    ``banner``."""
+    ``banner``. The process dumps its threads' stacks on SIGABRT (``PYTHONFAULTHANDLER``: :func:`_stop`)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "harness.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
         cwd=cwd,
-        env=env,
+        env={**(os.environ if env is None else env), "PYTHONFAULTHANDLER": "1"},
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 60
@@ -62,9 +63,19 @@ def _start(
 
 
 def _stop(proc: subprocess.Popen[str]) -> int:
+    """SIGTERM, then the exit status. A process still there after STOP_S fails the test with its output and the
+    stacks of its threads (SIGABRT, dumped by the fault handler :func:`_start` turned on)."""
     proc.send_signal(signal.SIGTERM)
     try:
-        return proc.wait(timeout=20)
+        return proc.wait(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            out, _ = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            out = "(no output: the process did not end on SIGABRT either)"
+        what = f"still running {STOP_S} s after SIGTERM; its output, then its threads:\n{out[-6000:]}"
+        raise AssertionError(what) from None
     finally:
         if proc.poll() is None:
             proc.kill()
