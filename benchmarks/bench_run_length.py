@@ -1,5 +1,5 @@
 """Per-round cost against run length: CPU time (``time.process_time``) of one round of the rig, and of judging per
-round judged, at 100, 1,000 and 10,000 rounds of one run (more with ``--sizes``).
+round judged, at 100, 1,000 and 10,000 rounds of one run (more with ``--sizes``), and the peak resident memory.
 
 One rig plays the longest run as ``xocdia-hil run --bench in-process --players 10`` does (a random crowd of 10 seats,
 5 wallets a seat, the seats' later players betting from them). The rig's per-round figure at N rounds is the CPU
@@ -24,6 +24,7 @@ import dataclasses
 import gc
 import json
 import os
+import resource
 import time
 
 from harness.bench.config import Bench, load_bench
@@ -48,6 +49,7 @@ class Point:
     outcome: str
     bets: int
     rounds_judged: int
+    peak_rss_mb: float  # the process's peak resident memory so far (``ru_maxrss``)
 
 
 def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int | None = None) -> list[Point]:
@@ -110,7 +112,8 @@ def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", ev
                 jcpu, jwall = time.process_time() - jcpu, time.perf_counter() - jwall
                 outcome, bets, judged = str(verdict.outcome), verdict.bets_checked, size
             per = (jcpu / judged * 1e6, jwall / judged * 1e6) if judged else (0.0, 0.0)
-            points.append(Point(size, cpu / n * 1e6, wall / n * 1e6, *per, observe, outcome, bets, judged))
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+            points.append(Point(size, cpu / n * 1e6, wall / n * 1e6, *per, observe, outcome, bets, judged, rss))
     return points
 
 
@@ -154,14 +157,20 @@ def main() -> None:
         f"(load average {load[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end; "
         f"{cpu:.1f} s CPU, {wall:.1f} s wall in all)"
     )
-    print("  rounds   rig CPU/round  rig wall/round  judge CPU/round  judge wall/round  judged  observe CPU  verdict")
+    print(
+        "  rounds   rig CPU/round  rig wall/round  judge CPU/round  judge wall/round  judged  observe CPU  peak RSS"
+        "  verdict"
+    )
     for p in points:
         print(
             f"  {p.rounds:>6,}  {p.rig_cpu_us:10,.0f} us  {p.rig_wall_us:11,.0f} us  {p.judge_cpu_us:12,.1f} us"
-            f"  {p.judge_wall_us:13,.1f} us  {p.rounds_judged:>6,}  {p.observe_cpu_s:8.2f} s  {p.outcome}, "
-            f"{p.bets:,} bets"
+            f"  {p.judge_wall_us:13,.1f} us  {p.rounds_judged:>6,}  {p.observe_cpu_s:8.2f} s  {p.peak_rss_mb:6,.0f} MB"
+            f"  {p.outcome}, {p.bets:,} bets"
         )
     base = judged[0].rounds if judged else first.rounds
+    if len(points) > 1:  # the memory a round adds once the run is long: between the last two sizes
+        grown = (last.peak_rss_mb - points[-2].peak_rss_mb) * 1024 / (last.rounds - points[-2].rounds)
+        print(f"  peak RSS from {points[-2].rounds:,} to {last.rounds:,} rounds: {grown:,.1f} KB a round")
     for name, ratio, at in (("rig", rig_ratio, first.rounds), ("judging", judge_ratio, base)):
         verdict = "ok" if ratio <= FLAT_TARGET else "ABOVE TARGET"
         print(

@@ -18,6 +18,8 @@ Guarantees:
 - :meth:`EventLog.write_jsonl` writes straight from the records, byte for byte what the events' ``to_dict`` gives.
 - :meth:`EventLog.counts` and :meth:`EventLog.of` let a reader that only counts most kinds
   (:func:`simulator.summary.summarize`) build just the events it reads field by field.
+- Positions are absolute: :attr:`EventLog.end` counts every event ever logged, and :meth:`EventLog.since` reads
+  from a position, also after :meth:`EventLog.forget` or :meth:`EventLog.take` left the events before it out.
 """
 
 from __future__ import annotations
@@ -67,11 +69,38 @@ class EventLog:
     :meth:`of` let a reader build only the kinds it reads field by field.
     """
 
-    __slots__ = ("_events", "records")
+    __slots__ = ("_base", "_events", "records")
 
     def __init__(self) -> None:
         self.records: list[Record] = []  # the model appends here (``Table.emit``)
         self._events: list[Event] = []  # typed events built so far: those of records[: len(_events)]
+        self._base = 0  # events forgotten or taken before records[0] (``forget``, ``take``)
+
+    @property
+    def end(self) -> int:
+        """The absolute position after the last event: every event ever logged, the forgotten ones included."""
+        return self._base + len(self.records)
+
+    def since(self, position: int) -> list[Event]:
+        """The typed events from absolute ``position`` (``end`` of an earlier read) to the end.
+
+        Raises:
+            ValueError: ``position`` is before what the log still holds (it was forgotten) or after its end.
+        """
+        if not self._base <= position <= self.end:
+            raise ValueError(f"event log position {position} is not held: it holds {self._base} to {self.end}")
+        return self.events[position - self._base :]
+
+    def forget(self, position: int) -> None:
+        """Forget the events before absolute ``position`` (clamped to :attr:`end`), for a reader that judged them:
+        :attr:`events` and iteration then start there; :attr:`records` stays the same list object (the table
+        appends to it directly). A position already forgotten does nothing."""
+        drop = min(position, self.end) - self._base
+        if drop <= 0:
+            return
+        del self.records[:drop]
+        del self._events[:drop]  # the typed events are those of the first records: fewer than ``drop`` leaves none
+        self._base += drop
 
     def append(self, event: Event) -> None:
         """Append a typed event (as its record; the event itself is what later reads return)."""
@@ -130,6 +159,8 @@ class EventLog:
         taken = EventLog()
         taken.records = self.records[:]
         taken._events = self._events[:]
+        taken._base = self._base
+        self._base += len(self.records)
         self.records.clear()
         self._events.clear()
         return taken

@@ -112,6 +112,12 @@ class CrowdForwarder:
         self.step = step
         self._seen = 0
 
+    @property
+    def read_to(self) -> int:
+        """The log's position (:attr:`~simulator.eventlog.EventLog.end`) read up to: the bets before it are
+        scheduled."""
+        return self._seen
+
     def start_on_grid(self, watchers: list[Callable[[Event], None]]) -> None:
         """Virtual time: read the log at the grid points after each planned bet; ``watchers`` is the model's list
         of event observers, to which this forwarder adds its own."""
@@ -137,9 +143,8 @@ class CrowdForwarder:
         """Schedule the delivery of each bet logged since the last call: a timeout dated as a process started now
         would date its own (``now + max(arrives - now, 0)``), made in log order, whose callback sends the bet."""
         env = self.env
-        events = self.log.events
-        new = events[self._seen :]
-        self._seen = len(events)
+        new = self.log.since(self._seen)
+        self._seen = self.log.end
         now = env.now
         for event in new:
             if isinstance(event, BetSent):

@@ -32,7 +32,7 @@ from typing import Any, Self
 import simpy
 
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
-from harness.bench.adapters.capabilities import Principals, Restartable, RoundRecords
+from harness.bench.adapters.capabilities import ForgetsRoundEvents, Principals, Restartable, RoundRecords
 from harness.bench.adapters.loader import load_adapter
 from harness.bench.clock import SLICE_REAL_S, SLICE_VIRTUAL_S, BenchClock, BenchTimeout
 from harness.bench.config import Bench
@@ -118,6 +118,7 @@ class Rig(BenchClock):
     _passed_over: set[str] = field(default_factory=set)  # server-opened rounds the table does not play (_server_opened)
     _watching: bool = False  # the watch over the lamp's held OPENs runs (_watch_held)
     _froze_heap: bool = False  # this rig froze the collector's heap (open_round); close unfreezes it
+    _forwarder: CrowdForwarder | None = None  # delivers the crowd's bets from the table's log (build)
     _stream: _RoundStream | None = None  # the oracle fed round by round (stream_judging)
     _sent_before: int = 0  # bets sent and dropped from :attr:`sent` once judged (stream_judging)
 
@@ -209,6 +210,7 @@ class Rig(BenchClock):
         if (crowd if crowd is not None else bench.players) > 0:
             step = SLICE_REAL_S if bench.realtime else SLICE_VIRTUAL_S
             forwarder = CrowdForwarder(env, emulated.model.log, rig._send_crowd_bet, step)
+            rig._forwarder = forwarder
             if bench.realtime:
                 forwarder.start_polling()
             else:
@@ -493,7 +495,7 @@ class Rig(BenchClock):
 
     def _closed_at_table(self) -> set[int]:
         """The simulator rounds whose betting the table has seen closed, now."""
-        self._table_rounds.read(self.truth)
+        self._table_rounds.read(self.emulated.model.log)
         return self._table_rounds.closed
 
     def _send_crowd_bet(self, event: BetSent) -> None:
@@ -513,7 +515,29 @@ class Rig(BenchClock):
     # ------------------------------------------------------------------ reading
     @property
     def truth(self) -> list[Event]:
+        """The table's ground truth: every event it logged, except those a run judged round by round with ``drop``
+        (:meth:`stream_judging`) has judged and forgotten."""
         return self.emulated.model.log.events
+
+    def forget_truth(self, position: int) -> None:
+        """Forget the table's events before ``position`` (of its log, :attr:`~simulator.eventlog.EventLog.end`),
+        or before the first one a reader of the log inside the rig (the crowd's bets, the table's rounds) has not
+        read yet, whichever is earlier."""
+        log = self.emulated.model.log
+        self._table_rounds.read(log)
+        upto = min(position, self._table_rounds.read_to)
+        if self._forwarder is not None:
+            upto = min(upto, self._forwarder.read_to)
+        log.forget(upto)
+
+    def forget_server_events(self, position: int) -> None:
+        """Where the adapter can (:class:`~harness.bench.adapters.capabilities.ForgetsRoundEvents`), forget the
+        server's round events before ``position`` (a position of
+        :meth:`~harness.bench.adapters.base.GameServerAdapter.round_events_since`), or before the first one the
+        rig's index of the server's rounds has not read yet, whichever is earlier."""
+        if isinstance(self.adapter, ForgetsRoundEvents):
+            index = self._server_rounds
+            self.adapter.forget_round_events(min(position, index.openings_read, index.ends_read))
 
     def current_round(self) -> str:
         return self.opened[-1] if self.opened else ""
@@ -535,7 +559,7 @@ class Rig(BenchClock):
         sim = self.driver.rounds.get(rid)
         if sim is None:
             return None
-        self._table_rounds.read(self.truth)
+        self._table_rounds.read(self.emulated.model.log)
         return self._table_rounds.ends.get(sim)
 
     def play_to_end(self, rid: str) -> RoundEvent:
@@ -586,7 +610,9 @@ class Rig(BenchClock):
     def stream_judging(self, keep_checks: bool = False, drop: bool = True, every: int | None = None) -> StreamingJudge:
         """Judge the run round by round from now on (call before the first round): :meth:`judge_ended` feeds the
         oracle each ended round, and :meth:`verdict` finishes it. ``drop``: a round's sent bets leave :attr:`sent`
-        once judged, and :attr:`actions` is emptied as rounds are judged, so that what the rig keeps stays flat
+        once judged, and as rounds are judged :attr:`actions` and the serial trace (:attr:`recorder`) are emptied
+        and the table's events and the server's judged are forgotten (:meth:`forget_truth`,
+        :meth:`forget_server_events`), so that what the rig keeps stays flat
         in the run's length (nothing else may read them: no tap, no evidence); ``keep_checks``: as
         :class:`~harness.judge.stream.StreamingJudge`'s; ``every``: the fewest rounds between two feeds
         (:meth:`judge_ended`). An adapter that reads one round's bets
@@ -716,12 +742,12 @@ class _RoundStream:
         return self._feed(rig, final=False)
 
     def _read(self, rig: Rig) -> None:
-        truth = rig.truth
-        for event in truth[self._truth_read :]:
+        log = rig.emulated.model.log
+        for event in log.since(self._truth_read):
             number = getattr(event, "round", None)
             if isinstance(number, int):
                 self._truth.setdefault(number, []).append(event)
-        self._truth_read = len(truth)
+        self._truth_read = log.end
         new = rig.adapter.round_events_since(self._events_read)
         self._events_read += len(new)
         for said in new:
@@ -776,10 +802,17 @@ class _RoundStream:
             rig.sent[:0] = kept
             self._sent_read = len(kept)
             rig.actions.clear()
+            rig.recorder.records.clear()
+            rig.forget_truth(self._truth_read)
+            rig.forget_server_events(self._events_read)
         return fed
 
     def _feed_round(self, rig: Rig, rid: str, sim: int | None) -> None:
         self._fed.add(rid)
+        if self.drop:
+            rig._server_rounds.ends.pop(rid, None)
+            if sim is not None:
+                rig._table_rounds.ends.pop(sim, None)
         self._waiting.pop(rid, None)
         rows = self._rows.pop(rid, {})
         if self.of_round is not None:

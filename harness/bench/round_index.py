@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.records import RoundEvent, RoundEventKind
-from simulator.events import BettingClosed, Event, RoundEnded
+from simulator.eventlog import EventLog
+from simulator.events import BettingClosed, RoundEnded
 
 
 @dataclass
@@ -79,11 +80,20 @@ class TableRounds:
     ends: dict[int, RoundEnded] = field(default_factory=dict)  # each simulator round's verdict
     _read: int = 0
 
-    def read(self, log: Sequence[Event]) -> None:
-        """Index the events of ``log`` (the whole ground truth so far) not read yet."""
-        for event in log[self._read :]:
+    @property
+    def read_to(self) -> int:
+        """The log's position (:attr:`~simulator.eventlog.EventLog.end`) the index was last brought up to."""
+        return self._read
+
+    def read(self, log: EventLog) -> None:
+        """Index the events of ``log`` (the table's ground truth) not read yet.
+
+        Raises:
+            ValueError: ``log`` forgot events this index had not read (:meth:`EventLog.forget`).
+        """
+        for event in log.since(self._read):
             if isinstance(event, BettingClosed):
                 self.closed.add(event.round)
             elif isinstance(event, RoundEnded):
                 self.ends.setdefault(event.round, event)
-        self._read = len(log)
+        self._read = log.end

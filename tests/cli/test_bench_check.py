@@ -95,10 +95,8 @@ def test_a_server_that_never_answers_is_reported_within_the_timeout(tmp_path: Pa
 def test_a_ready_bench_lists_its_adapter_capabilities(tmp_path: Path) -> None:
     done = _cli("bench", "check", "in-process", cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert (
-        "adapter capabilities: CrashPoints, EventWatching, Identifying, NoiseReporting, Principals, Restartable"
-        in done.stdout
-    )
+    listed = "CrashPoints, EventWatching, ForgetsRoundEvents, Identifying, NoiseReporting, Principals, Restartable"
+    assert f"adapter capabilities: {listed}, RoundRecords, place_bet_for_round, correct\n" in done.stdout
     assert done.stdout.rstrip().endswith("bench in-process: ready")
 
 

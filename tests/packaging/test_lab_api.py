@@ -44,6 +44,7 @@ PINNED = sorted(
         "ErrorReason",
         "EventWatching",
         "Faultable",
+        "ForgetsRoundEvents",
         "Frame",
         "FrameCodec",
         "Framer",

@@ -139,3 +139,29 @@ def test_a_bet_record_may_hold_its_id_or_its_number() -> None:
     first, second = log.events
     assert isinstance(first, BetSent) and first.bet_id == "p02.1-7"
     assert isinstance(second, BetSent) and second.bet_id == "lab-chosen-id"
+
+
+@pytest.mark.parametrize("built", [False, True])
+def test_positions_stay_absolute_after_forget_and_take(built: bool) -> None:
+    whole = _chaotic(listeners=False, rounds=40).log.events
+    log = EventLog()
+    log.records.extend(record_of(e) for e in whole[:300])
+    if built:
+        log.events  # noqa: B018 - typed events built before the forget: they go with their records
+    log.forget(120)
+    assert (log.end, len(log.events)) == (300, 180)
+    assert log.since(120) == whole[120:300] and log.since(250) == whole[250:300] and log.since(300) == []
+    for gone in (0, 119, 301):
+        with pytest.raises(ValueError, match=f"position {gone} is not held: it holds 120 to 300"):
+            log.since(gone)
+    log.forget(50)  # already forgotten: nothing
+    assert log.end == 300 and log.since(120) == whole[120:300]
+    log.records.extend(record_of(e) for e in whole[300:400])  # the table appends to the same list
+    assert log.since(350) == whole[350:400]
+    taken = log.take()
+    assert taken.since(120) == whole[120:400] and taken.end == 400
+    assert log.end == 400 and log.since(400) == []
+    log.records.extend(record_of(e) for e in whole[400:])
+    assert log.since(400) == whole[400:]
+    log.forget(10**9)  # clamped to the end
+    assert log.end == len(whole) and log.events == []

@@ -27,6 +27,7 @@ __all__ = [
     "CrashPoints",
     "EventWatching",
     "Faultable",
+    "ForgetsRoundEvents",
     "Identifying",
     "NoiseReporting",
     "Principals",
@@ -188,3 +189,16 @@ class RoundRecords(Protocol):
         Raises:
             AdapterError: the server cannot be read (with its code).
         """
+
+
+@runtime_checkable
+class ForgetsRoundEvents(Protocol):
+    """The adapter can forget the round events its readers are done with, so that a long run judged round by round
+    (``Rig.stream_judging`` with ``drop``) holds only the events not judged yet. Positions stay absolute:
+    :meth:`~harness.bench.adapters.base.GameServerAdapter.round_events_since` ``(n)`` still gives the events after
+    the ``n``-th ever read, and :meth:`~harness.bench.adapters.base.GameServerAdapter.round_events` then gives the
+    events from the first not forgotten."""
+
+    def forget_round_events(self, n: int) -> None:
+        """Forget the round events before the ``n``-th (clamped to the events read). Reading from a forgotten
+        position afterwards raises ValueError."""

@@ -41,6 +41,7 @@ from websockets.sync.client import ClientConnection, connect
 
 from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.event_window import RoundEventWindow
 from harness.bench.adapters.http_support import code_of, log_end, provision, resolve, round_bets
 from harness.bench.adapters.reference_events import bet_row, round_event
 from harness.bench.adapters.reference_identity import reported_identity
@@ -75,7 +76,7 @@ class HttpAdapter(GameServerAdapter):
         self._boss = str(self.options.get("supervisor_token") or "")
         self._streams: dict[str, ClientConnection] = {}
         self._stacks: dict[str, contextlib.ExitStack] = {}
-        self._events: list[RoundEvent] = []
+        self._events = RoundEventWindow()
         self._after = 0
         self._read_rows = 0  # entries of the event log read so far
         self._trace: Path | None = None
@@ -329,11 +330,15 @@ class HttpAdapter(GameServerAdapter):
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
         self._read_events()
-        return list(self._events)
+        return self._events.held()
 
     def round_events_since(self, n: int) -> list[RoundEvent]:
         self._read_events()
-        return self._events[n:]
+        return self._events.since(n)
+
+    def forget_round_events(self, n: int) -> None:
+        """:class:`~harness.bench.adapters.capabilities.ForgetsRoundEvents` (reads nothing from the server)."""
+        self._events.forget(n)
 
     def _read_events(self) -> None:
         """Drain the players' streams, then append the round events the server logged since the last read."""

@@ -39,6 +39,7 @@ from gameserver.protocol import BadFrame
 from gameserver.sqlite_ledger import LedgerError, SqliteLedger
 from harness.bench.adapters.access_http import answer_of, http_ask, ws_answer
 from harness.bench.adapters.base import GameServerAdapter, ServerSetup
+from harness.bench.adapters.event_window import RoundEventWindow
 from harness.bench.adapters.http_support import code_of, round_bets
 from harness.bench.adapters.inprocess_api import AsgiHost, EngineFacade, Stream
 from harness.bench.adapters.inprocess_port import EARLY_S, ServerPort
@@ -109,7 +110,7 @@ class InProcessAdapter(GameServerAdapter):
         self.crash: ServerCrash | None = None  # the crash point the server died at, since the last arm_crash
         self.failure: str | None = None  # why the engine stopped (its ledger refused a write), until a restart
         self._ports: list[ServerPort] = []
-        self._events: list[RoundEvent] = []
+        self._events = RoundEventWindow()
         self._connected: set[str] = set()
         self._sessions = Sessions()  # the server's own record of who is connected (gameserver/players.py)
         self._env: simpy.Environment | None = None
@@ -248,7 +249,7 @@ class InProcessAdapter(GameServerAdapter):
             raise AdapterError("not_started", "the in-process server was not started")
         if self._ledger_path is not None:
             self._ledger = self._open_ledger()
-            self._events = self._durable_events()
+            self._events.reread(self._durable_events())
         engine = RoundEngine(self._engine.config, lambda: float(env.now), self._ledger.snapshot())
         engine.recover_after_restart()
         self._engine = engine
@@ -727,11 +728,15 @@ class InProcessAdapter(GameServerAdapter):
     # ------------------------------------------------------------------ records
     def round_events(self) -> list[RoundEvent]:
         self._require_up()
-        return list(self._events)
+        return self._events.held()
 
     def round_events_since(self, n: int) -> list[RoundEvent]:
         self._require_up()
-        return self._events[n:]
+        return self._events.since(n)
+
+    def forget_round_events(self, n: int) -> None:
+        """:class:`~harness.bench.adapters.capabilities.ForgetsRoundEvents`; also while the server is down."""
+        self._events.forget(n)
 
     def bet_record(self, player_id: str) -> list[BetRecordRow]:
         """What ``GET /v1/players/{id}/bets`` serves (:func:`gameserver.players.bet_record`), through JSON (with
