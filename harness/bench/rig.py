@@ -521,13 +521,11 @@ class Rig(BenchClock):
 
     def forget_truth(self, position: int) -> None:
         """Forget the table's events before ``position`` (of its log, :attr:`~simulator.eventlog.EventLog.end`),
-        or before the first one a reader of the log inside the rig (the crowd's bets, the table's rounds) has not
-        read yet, whichever is earlier."""
+        or before the first one the crowd's forwarder has not read yet, whichever is earlier; the table-round index
+        reads the whole log first."""
         log = self.emulated.model.log
         self._table_rounds.read(log)
-        upto = min(position, self._table_rounds.read_to)
-        if self._forwarder is not None:
-            upto = min(upto, self._forwarder.read_to)
+        upto = position if self._forwarder is None else min(position, self._forwarder.read_to)
         log.forget(upto)
 
     def forget_server_events(self, position: int) -> None:

@@ -80,11 +80,6 @@ class TableRounds:
     ends: dict[int, RoundEnded] = field(default_factory=dict)  # each simulator round's verdict
     _read: int = 0
 
-    @property
-    def read_to(self) -> int:
-        """The log's position (:attr:`~simulator.eventlog.EventLog.end`) the index was last brought up to."""
-        return self._read
-
     def read(self, log: EventLog) -> None:
         """Index the events of ``log`` (the table's ground truth) not read yet.
 
