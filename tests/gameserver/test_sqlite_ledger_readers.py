@@ -22,15 +22,18 @@ def test_close_closes_the_read_connection_of_every_thread(tmp_path: Path) -> Non
     ledger = SqliteLedger(db)
     alone = _open_files(db)
     done = threading.Event()
+    read = threading.Barrier(5)  # the four threads and this one, each past its first read
 
     def read_and_stay() -> None:
         ledger.rounds()
+        read.wait(10)
         done.wait(10)
 
     threads = [threading.Thread(target=read_and_stay) for _ in range(4)]
     for t in threads:
         t.start()
     ledger.rounds()  # this thread's own reader too, opened while the four are alive
+    read.wait(10)
     assert _open_files(db) >= alone + 5
     done.set()
     for t in threads:

@@ -207,6 +207,8 @@ class AsgiHost:
                 self.loop.run_until_complete(asyncio.wait(pending, timeout=REQUEST_TIMEOUT_S))
             for task in pending:
                 task.cancel()
+            if pending:  # a cancelled task ends only when the loop runs it once more
+                self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self.loop.run_until_complete(self.loop.shutdown_default_executor())
         with contextlib.suppress(Exception):
             self.loop.close()
