@@ -30,7 +30,8 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 from gameserver.bet_endpoint import BetEndpoint
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
-from gameserver.events import PUBLIC, Event
+from gameserver.event_views import EventViews
+from gameserver.events import Event
 from gameserver.http_input import ASCII, ApiError, authenticate, error, read_json
 from gameserver.ledger import BET_COLUMNS, OUTCOME_COLUMNS
 from gameserver.model import Rejection
@@ -72,7 +73,7 @@ class Api:
         self.identity_source = identity
         self.tokens = dict(tokens)
         self.health_extra = health
-        self.streams: set[tuple[asyncio.Queue[list[Event] | None], Principal]] = set()
+        self.streams: set[tuple[asyncio.Queue[list[EventViews] | None], Principal]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.sessions = Sessions()  # players' open event streams (gameserver/players.py)
         self.bets = BetEndpoint(self.tokens, self._run)
@@ -193,11 +194,12 @@ class Api:
             self.loop.call_soon_threadsafe(self._fan_out, events)
 
     def _fan_out(self, events: list[Event]) -> None:
+        views = [EventViews(e) for e in events]  # each view's text made once, for every stream it goes to
         for q, _ in list(self.streams):
             if q.qsize() >= 1000:  # a reader this far behind is dropped rather than growing without bound
                 q.put_nowait(None)
             else:
-                q.put_nowait(events)
+                q.put_nowait(views)
 
     # ------------------------------------------------------------------ endpoints
     async def health(self, request: Request) -> Response:
@@ -356,7 +358,7 @@ class Api:
             await ws.close(code=WS_CLOSE.get(exc.code, 4403), reason=exc.code)
             return
         await ws.accept()
-        q: asyncio.Queue[list[Event] | None] = asyncio.Queue()
+        q: asyncio.Queue[list[EventViews] | None] = asyncio.Queue()
         entry = (q, who)
         self.streams.add(entry)
         watcher = asyncio.create_task(self._watch_disconnect(ws, q))
@@ -365,15 +367,15 @@ class Api:
             if player is not None:
                 await self._run(lambda e: self.sessions.opened(e, player))
             await ws.send_json({"kind": "hello", "table": await self._run(_table_state)})
+            supervisor = who.role == "supervisor"
             while True:
-                events = await q.get()
-                if events is None:
+                views = await q.get()
+                if views is None:
                     break
-                for e in events:
-                    if who.role == "supervisor":
-                        await ws.send_json(e.to_json())
-                    elif e.kind in PUBLIC:
-                        await ws.send_json(_player_view(e, who.id))
+                for view in views:
+                    text = view.supervisor() if supervisor else view.player(who.id)
+                    if text is not None:
+                        await ws.send_text(text)
         except (WebSocketDisconnect, RuntimeError, ApiError):
             pass
         finally:
@@ -386,7 +388,7 @@ class Api:
             await ws.close()
 
     @staticmethod
-    async def _watch_disconnect(ws: WebSocket, q: asyncio.Queue[list[Event] | None]) -> None:
+    async def _watch_disconnect(ws: WebSocket, q: asyncio.Queue[list[EventViews] | None]) -> None:
         """Wake the stream up when the client goes away (it sends nothing we need)."""
         with contextlib.suppress(Exception):
             while (await ws.receive())["type"] != "websocket.disconnect":
@@ -401,15 +403,6 @@ def _resolve(answer: asyncio.Future[Any], value: Any, error: BaseException | Non
         answer.set_result(value)
     else:
         answer.set_exception(error)
-
-
-def _player_view(event: Event, player_id: str) -> dict[str, Any]:
-    """An event as one player may see it: settlement lines of other players' bets removed."""
-    body = event.to_json()
-    lines = body["data"].get("bets")
-    if isinstance(lines, list):
-        body["data"] = {**body["data"], "bets": [line for line in lines if line.get("player_id") == player_id]}
-    return body
 
 
 def _table_state(engine: RoundEngine) -> dict[str, Any]:

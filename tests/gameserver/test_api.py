@@ -216,6 +216,38 @@ def test_websocket_streams_round_events_and_hides_other_players_bets(
         assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (code, reason)
 
 
+def test_each_player_stream_carries_its_own_settlement_lines_and_none_of_anothers(
+    start_server: Callable[..., ServerProcess],
+) -> None:
+    """Three players watch one round with two bettors: each bettor's view of the cancellation holds exactly its own
+    line, the watcher with no bet gets none, and the supervisor gets both."""
+    server = start_server(**LONG)
+    url = f"ws://127.0.0.1:{server.port}/v1/stream"
+    with (
+        connect(f"{url}?token={ALICE}", open_timeout=5) as alice_ws,
+        connect(f"{url}?token={BOB}", open_timeout=5) as bob_ws,
+        connect(f"{url}?token={CAROL}", open_timeout=5) as carol_ws,
+        connect(f"{url}?token={BOSS}", open_timeout=5) as boss_ws,
+    ):
+        streams = {"alice": alice_ws, "bob": bob_ws, "carol": carol_ws, "boss": boss_ws}
+        for ws in streams.values():
+            assert json.loads(ws.recv(timeout=5))["kind"] == "hello"
+        bet(server, ALICE, "a-1")
+        bet(server, BOB, "b-1")
+        server.call("POST", "/v1/supervisor/cancel", BOSS, {"reason": "check"})
+        ids = {
+            p: server.call("GET", f"/v1/players/{p}/bets", PLAYERS[p][0])[1]["bets"][0]["bet_id"]
+            for p in ("alice", "bob")
+        }
+        seen: dict[str, list[str]] = {}
+        for who, ws in streams.items():
+            while (view := json.loads(ws.recv(timeout=5)))["kind"] != "round_cancelled":
+                assert who == "boss" or view["kind"] != "bet_accepted"  # a player never sees another's bet
+            seen[who] = sorted(line["bet_id"] for line in view["data"]["bets"])
+            assert all(line["player_id"] == who for line in view["data"]["bets"]) or who == "boss"
+    assert seen == {"alice": [ids["alice"]], "bob": [ids["bob"]], "carol": [], "boss": sorted(ids.values())}
+
+
 def test_openapi_document_lists_every_route(start_server: Callable[..., ServerProcess]) -> None:
     server = start_server(**LONG)
     status, doc = server.call("GET", "/openapi.json")
