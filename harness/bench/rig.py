@@ -720,6 +720,7 @@ class _RoundStream:
     _events_read: int = 0
     _rows_read: dict[str, int] = field(default_factory=dict)
     _sent_read: int = 0
+    _kills_told: int = 0  # how many of the rig's kills the judge was told of
     _fed_at: int = 0  # rounds opened when the records were last read
     _fed: set[str] = field(default_factory=set)
     _rounds_read: int = 0  # how many of the lamp driver's rounds (a dict that only grows) were seen
@@ -771,6 +772,8 @@ class _RoundStream:
 
     def _feed(self, rig: Rig, final: bool) -> int:
         self._read(rig)
+        self.judge.know_kills(rig.kills[self._kills_told :])  # a kill between rounds is in no round's part
+        self._kills_told = len(rig.kills)
         self._fed_at = len(rig.opened)
         table_round = max(self._truth, default=0)  # the table's latest round: the ones before are done
         rounds = rig.driver.rounds

@@ -219,9 +219,7 @@ class StreamingJudge:
         if unknown:
             raise ValueError(f"round {rid}: rows of {', '.join(unknown)}, whose bet records are not observed")
         obs = self._observation(part)
-        for kill in part.kills:
-            if kill not in self._kills:
-                self._kills.append(kill)
+        self.know_kills(part.kills)
         crashed = crashed_writes(obs)
         self._crashed |= crashed
         expected, ended, pauses = expectations(obs)
@@ -306,6 +304,14 @@ class StreamingJudge:
         self._keep_in(self._bets.setdefault(player, ([], [])), checks, diffs)
         return checks, diffs
 
+    def know_kills(self, kills: Iterable[Kill]) -> None:
+        """Learn of the bench's ``kills`` (told again, or in a round's part too, each counts once): a bet fed
+        later that retries one sent before a kill is judged under IDEM-2, whether or not a round was in play when
+        the server was killed. Tell each kill before feeding the first round that holds a bet sent after it."""
+        for kill in kills:
+            if kill not in self._kills:
+                self._kills.append(kill)
+
     def feed_rows(self, player: str, rows: Sequence[BetRecordRow]) -> list[Difference]:
         """Judge rows of ``player``'s bet record found after their round was fed (against that round's kept
         expectation; a round never fed is in progress); returns their differences."""
@@ -338,9 +344,7 @@ class StreamingJudge:
         kills: Sequence[Kill],
     ) -> Verdict:
         made: list[Check] = []
-        for kill in kills:
-            if kill not in self._kills:
-                self._kills.append(kill)
+        self.know_kills(kills)
         self._crashed |= crashed_writes(_empty(kills=tuple(self._kills)))
         crashed = frozenset(self._crashed)
         # the cancellations of unresolved pauses, timed with the run's service lag, in their places
@@ -494,6 +498,7 @@ def judge_by_rounds(obs: Observation, keep_checks: bool = True) -> Verdict:
         reader_line=obs.reader_line,
         keep_checks=keep_checks,
     )
+    stream.know_kills(obs.kills)
     for part in parts:
         stream.feed(part)
     return stream.finish(obs.opening, obs.balances, sent=sent, access=access, kills=kills)

@@ -15,6 +15,7 @@ from harness.bench.rig import Rig
 from harness.cli.run import VISITS, WALLET, _with_profile
 from harness.judge.oracle import Observation, SentBet, Verdict, judge
 from harness.judge.stream import StreamingJudge, judge_by_rounds, split_observation
+from harness.judge.timeline import Kill
 from harness.records import BetRecordRow, RoundEvent, RoundEventKind
 
 SEATS = 6
@@ -199,3 +200,35 @@ def test_each_round_is_judged_as_it_is_fed(runs: dict[str, Observation]) -> None
             assert verdict.passed, verdict.differences
     with pytest.raises(ValueError, match=f"round {parts[0].round_id}: already judged"):
         stream.feed(parts[0])
+
+
+def test_a_retry_across_a_kill_between_rounds_is_judged_under_idem2_round_by_round(
+    runs: dict[str, Observation],
+) -> None:
+    """The server is killed while no round is in play (the kill is in no round's part); a bet confirmed before it
+    is retried after it and confirmed as another bet. Fed round by round, with the kills told as they happen
+    (:meth:`StreamingJudge.know_kills`), the retry is judged where its original's round is fed, and it names
+    IDEM-2 (a retry across a restart), as the whole run's verdict does."""
+    obs = runs["certification"]
+    sent = list(obs.sent)
+    original = next(s for s in sent[len(sent) // 3 :] if s.reply.accepted and s.reply.client_bet_id)
+    last = max(s.sent_at for s in sent)
+    retry = dataclasses.replace(
+        original, reply=dataclasses.replace(original.reply, bet_id="b-forged"), sent_at=last + 1
+    )
+    kill = Kill((original.sent_at + last) / 2, ())
+    obs = dataclasses.replace(obs, sent=(*sent, retry), kills=(*obs.kills, kill))
+    whole = judge(obs)
+    assert [d.clause for d in whole.differences] == ["IDEM-2"]
+    parts, loose, access, kills = split_observation(obs)
+    assert kill in kills and not any(kill in part.kills for part in parts)
+    stream = StreamingJudge(
+        obs.records, server_clock_is_sim=obs.server_clock_is_sim, timing=obs.timing, reader_line=obs.reader_line,
+    )  # fmt: skip
+    for part in parts:
+        if any(s is retry for s in part.sent):
+            stream.know_kills([kill])  # by then the bench has killed the server
+        stream.feed(part)
+    streamed = stream.finish(obs.opening, obs.balances, sent=loose, access=access, kills=kills)
+    assert streamed.differences == whole.differences
+    assert Counter(streamed.checks) == Counter(whole.checks)
