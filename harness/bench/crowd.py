@@ -8,6 +8,7 @@ it is polled every ``step`` wall seconds.
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ def seat_wallet(player: str, visits: int) -> str:
     seat, dot, visit = player.rpartition(".")
     if not dot or not visit.isdigit() or visits < 1:
         return player
-    return f"{seat}.{(int(visit) - 1) % visits + 1}"
+    return sys.intern(f"{seat}.{(int(visit) - 1) % visits + 1}")  # one string a wallet, however many bets name it
 
 
 @dataclass

@@ -505,7 +505,7 @@ class Rig(BenchClock):
         in_play = self.current_round()
         try:
             self.adapter.connect(player)
-            reply = self.bet(player, str(event.bet), event.stake)
+            reply = self.bet(player, event.bet.value, event.stake)  # the member's own string, shared by every bet
         except AdapterError as exc:
             self.note(player, "bet failed", str(exc))
             self.crowd_tally.failed_with(in_play, exc.code)

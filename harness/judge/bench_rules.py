@@ -476,33 +476,67 @@ def check_idempotency(obs: Observation, checks: list[Check]) -> list[Difference]
     return out + state.finish(obs.records, obs.kills, checks)
 
 
-class Idempotency:
-    """The state idempotency needs across rounds: each (player, client bet id) first confirmed (with its
-    confirmation), how often it was sent and how many rows of the bet record carry it. Fed rows
-    (:meth:`count_rows`) and sent bets (:meth:`see`, in the order sent) in any interleaving, then :meth:`finish`;
-    the differences and checks are those :func:`check_idempotency` makes of the whole observation."""
+class _Sent:
+    """What idempotency keeps of one (player, client bet id): how often it was sent, how many bet-record rows carry
+    it, and of its first confirmation (``order``: its place among the first confirmations; -1: none yet) what a
+    retry is compared with."""
+
+    __slots__ = ("after", "before", "bet_id", "bet_type", "order", "round_id", "rows", "sends", "sent_at", "stake")
 
     def __init__(self) -> None:
-        self._first: dict[tuple[str, str], SentBet] = {}
-        self._rows: Counter[tuple[str, str]] = Counter()
-        self._sends: Counter[tuple[str, str]] = Counter()
+        self.sends = 0
+        self.rows = 0
+        self.order = -1
+        self.sent_at = 0.0
+        self.round_id = self.bet_id = self.bet_type = ""
+        self.stake = 0
+        self.before: int | None = None
+        self.after: int | None = None
+
+    def confirm(self, sent: SentBet, order: int) -> None:
+        reply = sent.reply
+        self.order, self.sent_at, self.round_id, self.bet_id = order, sent.sent_at, reply.round_id, reply.bet_id
+        self.bet_type, self.stake, self.before, self.after = (
+            reply.bet_type,
+            reply.stake,
+            reply.balance_before,
+            reply.balance_after,
+        )
+
+
+class Idempotency:
+    """The state idempotency needs across rounds: for each (player, client bet id), how often it was sent, how many
+    rows of the bet record carry it, and its first confirmation (:class:`_Sent`: one small record a bet, the reply
+    itself not kept). Fed rows (:meth:`count_rows`) and sent bets (:meth:`see`, in the order sent) in any
+    interleaving, then :meth:`finish`; the differences and checks are those :func:`check_idempotency` makes of the
+    whole observation."""
+
+    def __init__(self) -> None:
+        self._bets: dict[tuple[str, str], _Sent] = {}
+        self._confirmed = 0  # first confirmations so far
+
+    def _entry(self, key: tuple[str, str]) -> _Sent:
+        entry = self._bets.get(key)
+        if entry is None:
+            entry = self._bets[key] = _Sent()
+        return entry
 
     def count_rows(self, player: str, rows: Iterable[BetRecordRow]) -> None:
         """Count the rows of ``player``'s bet record that carry a client bet id."""
         for row in rows:
             if row.client_bet_id:
-                self._rows[(player, row.client_bet_id)] += 1
+                self._entry((player, row.client_bet_id)).rows += 1
 
     def see(self, sent: SentBet, kills: Sequence[Kill], checks: list[Check]) -> list[Difference]:
         """Judge one sent bet against the bets sent before it (``kills``: the bench's kills so far)."""
         reply = sent.reply
-        key = (reply.player_id, reply.client_bet_id)
-        known = key in self._sends
-        self._sends[key] += 1
-        original = self._first.get(key)
-        if original is None:
+        entry = self._entry((reply.player_id, reply.client_bet_id))
+        known = entry.sends > 0
+        entry.sends += 1
+        if entry.order < 0:
             if reply.accepted and reply.client_bet_id:
-                self._first[key] = sent
+                entry.confirm(sent, self._confirmed)
+                self._confirmed += 1
             elif reply.code in CONFLICT_CODES and not known:
                 # a conflict with a bet id this player never sent: another player's (ids are per player)
                 what = f"bet of {reply.player_id} refused as a conflict with client bet id {reply.client_bet_id}"
@@ -510,42 +544,42 @@ class Idempotency:
                 want = "a bet of its own (the id is another player's)"
                 return [_difference(sent.in_play, "", "IDEM-1", what, want, f"refused ({reply.code})")]
             return []
-        clause = "IDEM-2" if any(original.sent_at <= k.t <= sent.sent_at for k in kills) else "IDEM-1"
-        rid = original.reply.round_id
-        same = (reply.bet_type, reply.stake) == (original.reply.bet_type, original.reply.stake)
-        if same:
-            was = original.reply
-            ok = reply.accepted and (reply.bet_id, reply.round_id) == (was.bet_id, rid)
-            ok = ok and (reply.balance_before, reply.balance_after) == (was.balance_before, was.balance_after)
-            checks.append(Check(clause, f"round {rid}: a retry of bet {original.reply.bet_id} confirmed as it", ok))
+        clause = "IDEM-2" if any(entry.sent_at <= k.t <= sent.sent_at for k in kills) else "IDEM-1"
+        rid = entry.round_id
+        if (reply.bet_type, reply.stake) == (entry.bet_type, entry.stake):
+            ok = reply.accepted and (reply.bet_id, reply.round_id) == (entry.bet_id, rid)
+            ok = ok and (reply.balance_before, reply.balance_after) == (entry.before, entry.after)
+            checks.append(Check(clause, f"round {rid}: a retry of bet {entry.bet_id} confirmed as it", ok))
             if not ok:
-                want = f"bet {was.bet_id} in round {rid}, balances {was.balance_before} -> {was.balance_after}"
+                want = f"bet {entry.bet_id} in round {rid}, balances {entry.before} -> {entry.after}"
                 got = (
                     f"bet {reply.bet_id} in round {reply.round_id}, balances {reply.balance_before} -> "
                     f"{reply.balance_after}"
                     if reply.accepted
                     else f"refused ({reply.code})"
                 )
-                return [_difference(rid, original.reply.bet_id, clause, "confirmation of a retry", want, got)]
+                return [_difference(rid, entry.bet_id, clause, "confirmation of a retry", want, got)]
             return []
         checks.append(Check(clause, f"round {rid}: the same bet id with another content refused", not reply.accepted))
         if reply.accepted:
             what = f"bet id {reply.client_bet_id} sent again with another content"
-            return [_difference(rid, original.reply.bet_id, clause, what, "refused", f"bet {reply.bet_id}")]
+            return [_difference(rid, entry.bet_id, clause, what, "refused", f"bet {reply.bet_id}")]
         return []
 
     def finish(self, players: Container[str], kills: Sequence[Kill], checks: list[Check]) -> list[Difference]:
-        """Each bet id sent more than once by an observed player (in ``players``) is in its bet record once."""
+        """Each bet id sent more than once by an observed player (in ``players``) is in its bet record once, in the
+        order the bet ids were first confirmed."""
+        retried = sorted(
+            ((e.order, key, e) for key, e in self._bets.items() if e.order >= 0 and e.sends >= 2 and key[0] in players),
+            key=lambda item: item[0],
+        )
         out: list[Difference] = []
-        for key, original in self._first.items():
-            if self._sends[key] < 2 or key[0] not in players:
-                continue
-            clause = "IDEM-2" if any(original.sent_at <= k.t for k in kills) else "IDEM-1"
-            count = self._rows.get(key, 0)
-            checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", count == 1))
-            if count != 1:
+        for _, key, entry in retried:
+            clause = "IDEM-2" if any(entry.sent_at <= k.t for k in kills) else "IDEM-1"
+            checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", entry.rows == 1))
+            if entry.rows != 1:
                 what = f"bet id {key[1]} of {key[0]} in the bet record"
-                out.append(_difference(original.reply.round_id, "", clause, what, "once", f"{count} times"))
+                out.append(_difference(entry.round_id, "", clause, what, "once", f"{entry.rows} times"))
         return out
 
 

@@ -527,8 +527,8 @@ class SentCheck:
 
     def add_records(self, player: str, rows: Iterable[BetRecordRow]) -> None:
         """Add rows of ``player``'s bet record."""
-        for row in rows:
-            self._recorded.add((row.player_id, row.bet_id))
+        for row in rows:  # the record's owner's id kept for the row's when they are equal (one string, not one a row)
+            self._recorded.add((player if row.player_id == player else row.player_id, row.bet_id))
             self._owners[row.bet_id] = player
 
     def owner(self, bet_id: str) -> str:
