@@ -195,11 +195,15 @@ class Api:
 
     def _fan_out(self, events: list[Event]) -> None:
         views = [EventViews(e) for e in events]  # each view's text made once, for every stream it goes to
-        for q, _ in list(self.streams):
+        public = [v for v in views if v.public]
+        for q, who in list(self.streams):
+            batch = views if who.role == "supervisor" else public
+            if not batch:  # nothing this reader may see: its stream is not woken
+                continue
             if q.qsize() >= 1000:  # a reader this far behind is dropped rather than growing without bound
                 q.put_nowait(None)
             else:
-                q.put_nowait(views)
+                q.put_nowait(batch)
 
     # ------------------------------------------------------------------ endpoints
     async def health(self, request: Request) -> Response:

@@ -45,6 +45,11 @@ class EventViews:
             else frozenset()
         )
 
+    @property
+    def public(self) -> bool:
+        """Whether players see the event (a supervisor sees every event)."""
+        return self._public
+
     def supervisor(self) -> str:
         """The whole event's text."""
         if self._full is None:
