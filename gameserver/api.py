@@ -15,6 +15,7 @@ import io
 import logging
 import re
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -75,6 +76,7 @@ class Api:
         self.health_extra = health
         self.streams: set[tuple[asyncio.Queue[list[EventViews] | None], Principal]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._loop_thread: int | None = None  # the thread that runs ``loop``
         self.sessions = Sessions()  # players' open event streams (gameserver/players.py)
         self.bets = BetEndpoint(self.tokens, self._run)
         self.ledger_failure: str | None = None  # a read found the ledger damaged
@@ -125,6 +127,7 @@ class Api:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         self.loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
         yield
         for q, _ in list(self.streams):
             q.put_nowait(None)
@@ -190,8 +193,12 @@ class Api:
 
     # ------------------------------------------------------------------ events to WebSocket streams
     def _on_events(self, events: list[Event]) -> None:
-        if self.loop is not None and self.streams:
-            self.loop.call_soon_threadsafe(self._fan_out, events)
+        loop = self.loop
+        if loop is not None and self.streams:
+            if threading.get_ident() == self._loop_thread:  # committed on the loop's own thread: no wake-up to send
+                loop.call_soon(self._fan_out, events)
+            else:
+                loop.call_soon_threadsafe(self._fan_out, events)
 
     def _fan_out(self, events: list[Event]) -> None:
         views = [EventViews(e) for e in events]  # each view's text made once, for every stream it goes to
