@@ -16,8 +16,8 @@ import logging
 import re
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -58,6 +58,21 @@ WS_CLOSE = {"missing_token": 4401, "invalid_token": 4403}
 log = logging.getLogger("gameserver.api")
 
 
+_T = TypeVar("_T")
+
+
+class Reader(Protocol):
+    """How the API runs a blocking read of the ledger or the identity source, returning its result."""
+
+    def __call__(self, func: Callable[..., _T], /, *args: Any) -> Awaitable[_T]: ...
+
+
+async def read_inline(func: Callable[..., _T], /, *args: Any) -> _T:
+    """A :class:`Reader` that runs ``func(*args)`` on the event loop's own thread: for a host whose loop serves one
+    request at a time, where a worker thread would only add two thread switches a read."""
+    return func(*args)
+
+
 class Api:
     """Builds the Starlette app around a running :class:`GameService`."""
 
@@ -67,10 +82,13 @@ class Api:
         tokens: Mapping[str, Principal],
         health: Callable[[], dict[str, Any]],
         identity: Callable[[], dict[str, Any]] | None = None,
+        read: Reader = run_in_threadpool,
     ) -> None:
         """``identity`` gives the body ``GET /v1/identity`` serves (``gameserver.identity.IdentitySource.to_json``);
-        None: that endpoint answers 404 ``not_supported``."""
+        None: that endpoint answers 404 ``not_supported``. ``read`` runs the blocking reads: on a worker thread by
+        default, so that the loop serves other requests meanwhile (:func:`read_inline`: on the loop's thread)."""
         self.service = service
+        self._read = read
         self.identity_source = identity
         self.tokens = dict(tokens)
         self.health_extra = health
@@ -237,7 +255,7 @@ class Api:
 
     async def balance(self, request: Request) -> Response:
         _, player_id = self._account(request)
-        value = await run_in_threadpool(self.service.ledger.balance, player_id)
+        value = await self._read(self.service.ledger.balance, player_id)
         if value is None:
             raise ApiError(404, "unknown_player", f"no wallet for {player_id!r}")
         return JSONResponse({"player_id": player_id, "balance": value})
@@ -247,7 +265,7 @@ class Api:
         raw = request.query_params.get("round_id")
         if raw is not None and not _UINT.match(raw):
             raise ApiError(422, "invalid_field", "round_id must be an integer 0-999999999999999999")
-        return await run_in_threadpool(bet_record, self.service.ledger, player_id, None if raw is None else int(raw))
+        return await self._read(bet_record, self.service.ledger, player_id, None if raw is None else int(raw))
 
     async def bet_record(self, request: Request) -> Response:
         return JSONResponse({"bets": await self._records(request)})
@@ -258,7 +276,7 @@ class Api:
 
     async def rounds(self, request: Request) -> Response:
         self._auth(request)
-        rows = await run_in_threadpool(self.service.ledger.rounds)
+        rows = await self._read(self.service.ledger.rounds)
         return JSONResponse({"rounds": [r.to_json() for r in rows]})
 
     async def outcomes_csv(self, request: Request) -> Response:
@@ -269,7 +287,7 @@ class Api:
         if raw is not None and not _UINT.match(raw):
             raise ApiError(422, "invalid_field", "after must be an integer 0-999999999999999999")
         after = -1 if raw is None else int(raw)
-        rows = await run_in_threadpool(self.service.ledger.rounds)
+        rows = await self._read(self.service.ledger.rounds)
         return _csv(OUTCOME_COLUMNS, (r.outcome_row() for r in rows if r.round_id > after), "OUTCOMES.csv")
 
     async def current_round(self, request: Request) -> Response:
@@ -283,14 +301,14 @@ class Api:
         round_id = int(request.path_params["round_id"])
         if round_id > 2**62:
             raise ApiError(404, "unknown_round", f"no round {round_id}")
-        found = await run_in_threadpool(self.service.ledger.rounds, round_id)
+        found = await self._read(self.service.ledger.rounds, round_id)
         if not found:
             raise ApiError(404, "unknown_round", f"no round {round_id}")
         player = None if who.role == "supervisor" else who.id
-        rows = await run_in_threadpool(self.service.ledger.bets, player, round_id)
+        rows = await self._read(self.service.ledger.bets, player, round_id)
         body: dict[str, Any] = {"round": found[0].to_json(), "bets": [b.record(r) for b, r in rows]}
         if who.role == "supervisor":
-            events = await run_in_threadpool(self.service.ledger.events, 0, 100_000, round_id)
+            events = await self._read(self.service.ledger.events, 0, 100_000, round_id)
             body["events"] = [e.to_json() for e in events]
         return JSONResponse(body)
 
@@ -303,7 +321,7 @@ class Api:
             raise ApiError(422, "invalid_field", "after and limit must be integers") from None
         if not 0 <= after <= 2**62 or not 1 <= limit <= 10_000:
             raise ApiError(422, "invalid_field", "after must be 0 to 2**62 and limit 1-10000")
-        rows = await run_in_threadpool(self.service.ledger.events, after, limit)
+        rows = await self._read(self.service.ledger.events, after, limit)
         return JSONResponse({"events": [e.to_json() for e in rows]})
 
     async def identity(self, request: Request) -> Response:
@@ -311,7 +329,7 @@ class Api:
         self._supervisor(request)
         if self.identity_source is None:
             raise ApiError(404, "not_supported", "this server was started without an identity")
-        return JSONResponse(await run_in_threadpool(self.identity_source))
+        return JSONResponse(await self._read(self.identity_source))
 
     async def supervise(self, request: Request) -> Response:
         self._supervisor(request)

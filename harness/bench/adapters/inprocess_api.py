@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 
 from starlette.types import Message
 
-from gameserver.api import Api
+from gameserver.api import Api, read_inline
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
 from gameserver.events import Event
@@ -140,7 +140,8 @@ class AsgiHost:
     ) -> None:
         """``identity``: the body of ``GET /v1/identity`` (:class:`gameserver.api.Api`); None: 404."""
         self.facade = facade
-        api = Api(facade, tokens, health, identity)  # type: ignore[arg-type]  # the facade is what Api uses of a service
+        # the facade is what Api uses of a service; this loop serves one request at a time, so reads run inline
+        api = Api(facade, tokens, health, identity, read=read_inline)  # type: ignore[arg-type]
         self.api = api
         self.app = self.api.app()
         self.loop = asyncio.new_event_loop()
