@@ -202,21 +202,26 @@ class Api:
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Any] = loop.create_future()
 
-        def done(value: Any, error: BaseException | None) -> None:  # on the engine thread
+        def done(value: Any, error: BaseException | None) -> None:  # on the engine's thread
             with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for the answer
-                loop.call_soon_threadsafe(_resolve, answer, value, error)
+                self._soon(loop, _resolve, answer, value, error)
 
         self.service.submit_then(command, done)
         return answer
 
     # ------------------------------------------------------------------ events to WebSocket streams
     def _on_events(self, events: list[Event]) -> None:
-        loop = self.loop
-        if loop is not None and self.streams:
-            if threading.get_ident() == self._loop_thread:  # committed on the loop's own thread: no wake-up to send
-                loop.call_soon(self._fan_out, events)
-            else:
-                loop.call_soon_threadsafe(self._fan_out, events)
+        if self.loop is not None and self.streams:
+            self._soon(self.loop, self._fan_out, events)
+
+    def _soon(self, loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *args: Any) -> None:
+        """Have ``loop`` run ``callback(*args)`` at its next turn; from the loop's own thread without writing to
+        its wake-up pipe (an engine run on that thread, as the in-process host runs it). Raises RuntimeError when
+        the loop is closed."""
+        if threading.get_ident() == self._loop_thread:
+            loop.call_soon(callback, *args)
+        else:
+            loop.call_soon_threadsafe(callback, *args)
 
     def _fan_out(self, events: list[Event]) -> None:
         views = [EventViews(e) for e in events]  # each view's text made once, for every stream it goes to
