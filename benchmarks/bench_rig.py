@@ -33,8 +33,11 @@ virtual CPU held back by its host). The median of the K ratios of runs played si
 best wall times are printed beside it.
 
 ``--json`` prints only ``{"rig_rounds_per_s": ..., "rig_cpu_rounds_per_s": ..., "model_rounds_per_s": ...,
-"rig_over_model": ..., "rig_over_floor": ..., "floor_us_per_round": ..., "load": ...}`` (and ``record_over_plain``,
-``live_over_plain`` when asked for); ``rig_over_floor`` and the floor are ``bench_rig_floor.py``'s, run in this
+"rig_over_model": ..., "rig_over_floor": ..., "rig_direct_over_floor": ..., "api_and_ledger_us_per_round": ...,
+"floor_us_per_round": ..., "load": ...}`` (and ``record_over_plain``, ``live_over_plain`` when asked for);
+``rig_over_floor`` (the rig as shipped), ``rig_direct_over_floor`` (the rig with the server as the floor counts it:
+``api: direct``, ``ledger: memory``), the HTTP API's and durable ledger's share (the first rig less the second) and
+the floor are ``bench_rig_floor.py``'s, run in this
 process after the rig's runs with the same rounds, seats, seed and repeats (the rig and the floor's parts timed in
 that one run, wall clock, best of K: what the bench's plumbing costs over the work no bench can skip; both null,
 with ``floor_error`` saying why, when the floor's run fails);
@@ -224,7 +227,8 @@ def floor_figures(rounds: int, players: int, seed: int, repeat: int) -> dict[str
         with contextlib.redirect_stdout(out):
             bench_rig_floor.main()
     except (Exception, SystemExit) as exc:  # the floor's own checks exit; its recording may fail on a bench change
-        return {"rig_over_floor": None, "floor_us_per_round": None, "floor_error": f"{type(exc).__name__}: {exc}"}
+        keys = ("rig_over_floor", "rig_direct_over_floor", "api_and_ledger_us_per_round", "floor_us_per_round")
+        return {**dict.fromkeys(keys), "floor_error": f"{type(exc).__name__}: {exc}"}
     finally:
         sys.argv = saved
     figures: dict[str, Any] = json.loads(out.getvalue())
@@ -284,6 +288,8 @@ def main() -> None:
             "model_rounds_per_s": model_rate,
             "rig_over_model": ratio,
             "rig_over_floor": floor["rig_over_floor"],
+            "rig_direct_over_floor": floor.get("rig_direct_over_floor"),
+            "api_and_ledger_us_per_round": floor.get("api_and_ledger_us_per_round"),
             "floor_us_per_round": floor["floor_us_per_round"],
             **({"floor_error": floor["floor_error"]} if "floor_error" in floor else {}),
             "load": os.getloadavg()[0],
