@@ -13,8 +13,13 @@ read and judged whole (not timed as rounds), over N. The limit is the first size
 for judging), measured in the same run: the targets are the last size's per-round figures within 10 % of the
 first's (``last/first <= 1.10``). Wall times and the load average are printed beside the CPU times.
 
+Every wallet's session (its event stream, which the server feeds each round's public events) is opened before the
+first round, so that every round serves the same 50 streams: left to the crowd (``--ramp``, as ``run`` does), a
+wallet's stream opens at its first bet and stays open, the streams grow from about 20 at round 50 to 50 by round
+450, and a round's cost grows with them over the first sizes: a ramp in the work, not a cost growing with the run.
+
     .venv/bin/python benchmarks/bench_run_length.py [--sizes 100,1000,10000] [--window 100] [--ledger memory]
-                                                    [--judge stream|whole] [--every N] [--json]
+                                                    [--judge stream|whole] [--every N] [--ramp] [--json]
 """
 
 from __future__ import annotations
@@ -52,19 +57,25 @@ class Point:
     peak_rss_mb: float  # the process's peak resident memory so far (``ru_maxrss``)
 
 
-def measure(bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int | None = None) -> list[Point]:
+def measure(
+    bench: Bench, sizes: list[int], window: int, how: str = "stream", every: int | None = None, ramp: bool = False
+) -> list[Point]:
     """Play ``max(sizes)`` rounds on one rig; at each size, the window's per-round CPU and judging's.
 
     ``how`` "stream": the rig judges round by round (``Rig.stream_judging``,
     ``judge_ended`` after each round, feeding at least ``every`` rounds apart (None: the rig's default), timed
     apart from the rounds), and judging's figure at N is the CPU of every
     ``judge_ended`` so far (bet records read, rounds fed) over the rounds fed; at the last size the run's verdict
-    (every round left, the balances) is added. "whole": the observation is read and judged whole at each size."""
+    (every round left, the balances) is added. "whole": the observation is read and judged whole at each size.
+    Every wallet's session (its event stream) is opened before the first round, unless ``ramp``: then each opens
+    when the crowd first bets from it, as in ``run``."""
     players = {f"p{s:02d}.{v}": WALLET for s in range(1, SEATS + 1) for v in range(1, VISITS + 1)}
     points: list[Point] = []
     with Rig.build(bench, players, crowd=SEATS, wallets_per_seat=VISITS) as rig:
         if how == "stream":
             rig.stream_judging(every=every)
+        for player in () if ramp else players:
+            rig.adapter.connect(player)
         gc.collect()
         played = fed = 0
         judging = [0.0, 0.0]  # CPU, wall of judging so far
@@ -126,6 +137,9 @@ def main() -> None:
     parser.add_argument(
         "--judge", choices=("stream", "whole"), default="stream", help="judge round by round or the whole run"
     )
+    parser.add_argument(
+        "--ramp", action="store_true", help="open each wallet's stream at its first bet (as run does), not all first"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",")})
@@ -137,7 +151,7 @@ def main() -> None:
     )
     load = os.getloadavg()
     wall, cpu = time.perf_counter(), time.process_time()
-    points = measure(bench, sizes, args.window, args.judge, args.every)
+    points = measure(bench, sizes, args.window, args.judge, args.every, args.ramp)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     first, last = points[0], points[-1]
     rig_ratio = last.rig_cpu_us / first.rig_cpu_us
