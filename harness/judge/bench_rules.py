@@ -495,13 +495,14 @@ class _Sent:
 
     def confirm(self, sent: SentBet, order: int) -> None:
         reply = sent.reply
-        self.order, self.sent_at, self.round_id, self.bet_id = order, sent.sent_at, reply.round_id, reply.bet_id
-        self.bet_type, self.stake, self.before, self.after = (
-            reply.bet_type,
-            reply.stake,
-            reply.balance_before,
-            reply.balance_after,
-        )
+        self.order = order
+        self.sent_at = sent.sent_at
+        self.round_id = reply.round_id
+        self.bet_id = reply.bet_id
+        self.bet_type = reply.bet_type
+        self.stake = reply.stake
+        self.before = reply.balance_before
+        self.after = reply.balance_after
 
 
 class Idempotency:
@@ -569,12 +570,9 @@ class Idempotency:
     def finish(self, players: Container[str], kills: Sequence[Kill], checks: list[Check]) -> list[Difference]:
         """Each bet id sent more than once by an observed player (in ``players``) is in its bet record once, in the
         order the bet ids were first confirmed."""
-        retried = sorted(
-            ((e.order, key, e) for key, e in self._bets.items() if e.order >= 0 and e.sends >= 2 and key[0] in players),
-            key=lambda item: item[0],
-        )
+        retried = [(key, e) for key, e in self._bets.items() if e.order >= 0 and e.sends >= 2 and key[0] in players]
         out: list[Difference] = []
-        for _, key, entry in retried:
+        for key, entry in sorted(retried, key=lambda item: item[1].order):
             clause = "IDEM-2" if any(entry.sent_at <= k.t for k in kills) else "IDEM-1"
             checks.append(Check(clause, f"bet id {key[1]} of {key[0]} once in the bet record", entry.rows == 1))
             if entry.rows != 1:
