@@ -1,9 +1,8 @@
 """The random crowd's bets, carried from the table model to the game server: every :class:`BetSent` the model logs
 is delivered through ``send`` at the bet's arrival time.
 
-In virtual time the model's log is read on the grid of ``step`` seconds from the start, as a polling loop would, but
-only at the grid points after a bet was planned (:class:`~harness.bench.gridtimer.GridTimer`); on a real-time bench
-it is polled every ``step`` wall seconds.
+In virtual time each bet's delivery is scheduled as the model logs it; on a real-time bench the log is polled every
+``step`` wall seconds.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL
 
-from harness.bench.gridtimer import At, GridTimer
+from harness.bench.gridtimer import At
 from harness.records import BetReply
 from simulator.eventlog import EventLog
 from simulator.events import BetSent, Event
@@ -112,24 +111,25 @@ class CrowdForwarder:
         self.send = send
         self.step = step
         self._seen = 0
+        self._watching = False  # bets are scheduled as they are logged (start_on_log), not read from the log
 
     @property
     def read_to(self) -> int:
         """The log's position (:attr:`~simulator.eventlog.EventLog.end`) read up to: the bets before it are
         scheduled."""
-        return self._seen
+        return self.log.end if self._watching else self._seen
 
-    def start_on_grid(self, watchers: list[Callable[[Event], None]]) -> None:
-        """Virtual time: read the log at the grid points after each planned bet; ``watchers`` is the model's list
-        of event observers, to which this forwarder adds its own."""
-        timer = GridTimer(self.env, self.step, self._forward_new)
+    def start_on_log(self, watchers: list[Callable[[Event], None]]) -> None:
+        """Virtual time: schedule each bet's delivery as the model logs it; ``watchers`` is the model's list of
+        event observers, to which this forwarder adds its own."""
+        env, deliver = self.env, self._deliver
+        self._watching = True
 
         def watch(event: Event) -> None:
             if isinstance(event, BetSent):
-                timer.arm_at(float(self.env.now))
+                _Arrival(env, max(event.arrives - env._now, 0.0), event, deliver)
 
         watchers.append(watch)
-        timer.start()
 
     def start_polling(self) -> None:
         """Real time: read the log every ``step`` seconds."""

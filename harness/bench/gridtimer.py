@@ -78,16 +78,28 @@ class GridTimer:
     once per point and only on the points armed since the last firing. Starts with a firing at ``origin``
     (``env.now`` at :meth:`start`), from a SimPy process, as the polling loop's first step would.
 
+    With ``keep_place`` (the default) a firing also keeps the polling loop's place among events due at the same
+    instant: its timeout is made at the grid point before, as the loop makes it (two events a firing). Without it,
+    the timeout is made when the point is armed (one event): the same times, an order among same-instant events
+    that depends on when it was armed.
+
     Not thread-safe: arm it from the environment's own callbacks and processes.
     """
 
     def __init__(
-        self, env: simpy.Environment, step: float, callback: Callable[[float], None], priority: float = NORMAL
+        self,
+        env: simpy.Environment,
+        step: float,
+        callback: Callable[[float], None],
+        priority: float = NORMAL,
+        *,
+        keep_place: bool = True,
     ) -> None:
         self.env = env
         self.step = step
         self.callback = callback
         self.priority = priority
+        self.keep_place = keep_place
         self._grid: _Grid | None = None
         self._fired = -1  # index of the last point fired
         self._armed = -1  # index of the point the pending timeout is for (-1: none)
@@ -158,7 +170,7 @@ class GridTimer:
         if armed != -1 and armed <= index:
             return
         self._armed = index
-        before = grid.point(index - 1) if index - 1 > self._fired else now
+        before = grid.point(index - 1) if self.keep_place and index - 1 > self._fired else now
         if before > now:
             # The polling loop creates a point's timeout at the point before it: so does this timer, so that the
             # firing keeps its place among other events due at the very same time (SimPy runs those in the order

@@ -214,7 +214,7 @@ class Rig(BenchClock):
             if bench.realtime:
                 forwarder.start_polling()
             else:
-                forwarder.start_on_grid(emulated.watchers)
+                forwarder.start_on_log(emulated.watchers)
         for hook in BUILD_HOOKS:
             hook(rig)
         return rig

@@ -101,9 +101,10 @@ class TableTap:
         hub.on_event = on_link
         send = hub.send
 
-        def sent(src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
-            send(src, message, now, round, at)
+        def sent(src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> bool:
+            serve = send(src, message, now, round, at)
             self._report(src, message, now)
+            return serve  # whether the hub needs a service now (DeviceHub.send)
 
         hub.send = sent  # type: ignore[method-assign]  # observes each report the table hands its devices
 

@@ -17,8 +17,8 @@ BENCH = str(Path(__file__).resolve().parents[2] / "fixtures" / "benches" / "in-p
 GOLDEN = {
     ("chaotic", "xocdia-ascii", 7): "19917d486f5eeeb646e876fd0cb268411d14af562e4fc80bd21fc933ee4c30a0",
     ("standard", "xocdia-ascii", 3): "2da467f422ffec4940ac33ae48a228ddc944b63610b1a0417a43bf0a7cfa3358",
-    ("", "xocdia-bus", 5): "2db2c491d59d989ce4938c38687b1f47f7c6e174bc1b114adf4827ea812af84e",
-    ("", "xocdia-jsonl", 5): "1caebedb09f5c955f013128838e976e99503fcaf2bbc3753d6ead72e9b8f138c",
+    ("", "xocdia-bus", 5): "ccf2d5ac14ca4d4346fc1926a2e12b206926f7d73da52be511f01ffd16769612",
+    ("", "xocdia-jsonl", 5): "afaa308dbe8744f0d41bdc4c2da3c4d2ef6f5538cef43ea0e79db6fb032d90f7",
 }
 
 

@@ -144,15 +144,37 @@ def test_overlapping_requests_fire_the_earliest_first_point_asked_for(
 ) -> None:
     made = [(origin + a, origin + a + dt) for a, dt in requests]
     points = _polling_times(origin, origin + 3.0)
-    env = simpy.Environment(initial_time=origin)
-    fired: list[float] = []
-    timer = GridTimer(env, STEP, fired.append)
-    timer.start()
-    for a, t in made:
-        event = env.timeout(a - origin)
-        event.callbacks.append(lambda _e, t=t: timer.arm_at(t))
-    env.run(until=origin + 3.0)
-    assert fired == _reference(points, made)
+    for keep_place in (True, False):  # the place among same-instant events changes no firing time
+        env = simpy.Environment(initial_time=origin)
+        fired: list[float] = []
+        timer = GridTimer(env, STEP, fired.append, keep_place=keep_place)
+        timer.start()
+        for a, t in made:
+            event = env.timeout(a - origin)
+            event.callbacks.append(lambda _e, t=t, timer=timer: timer.arm_at(t))
+        env.run(until=origin + 3.0)
+        assert fired == _reference(points, made), keep_place
+
+
+def test_without_keep_place_a_firing_armed_long_before_is_one_event() -> None:
+    """Armed 100 points ahead, a place-keeping timer makes two timeouts (the one at the point before, then the
+    point's); without ``keep_place`` it makes the point's alone, and fires at the same time."""
+
+    def scheduled(keep_place: bool) -> tuple[int, list[float]]:
+        env = simpy.Environment()
+        fired: list[float] = []
+        timer = GridTimer(env, STEP, fired.append, keep_place=keep_place)
+        timer.start()
+        env.run(until=0.001)
+        before = next(env._eid)
+        timer.arm_at(0.5)
+        env.run(until=1.0)
+        return next(env._eid) - before, fired
+
+    kept, kept_fired = scheduled(True)
+    lean, lean_fired = scheduled(False)
+    assert lean_fired == kept_fired and len(lean_fired) == 2
+    assert kept - lean == 1
 
 
 def _firings(origin: float, made: list[tuple[float, float]], arm: str) -> list[float]:

@@ -343,7 +343,7 @@ class InProcessAdapter(GameServerAdapter):
         """Service the lines now and then on the grid ``now + k * SERVICE_S`` until the server is killed: at the
         next grid point after input arrives (the transports' ``notify``), and by the deadlines of the links, the
         engine and bytes the transports hold back. Between those, a service step would find nothing to do."""
-        self._timer = GridTimer(env, SERVICE_S, self._service_all)
+        self._timer = GridTimer(env, SERVICE_S, self._service_all, keep_place=False)
         self._timer.start()
 
     def _service_all(self, now: float) -> None:

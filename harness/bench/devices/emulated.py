@@ -134,8 +134,8 @@ class EmulatedTable:
         self.reports: list[tuple[float, Source, Message]] | None = [] if keep_reports else None
         self.watchers: list[Callable[[Event], None]] = []  # called with each ground-truth event, after the devices
         self._woken: simpy.Event | None = None  # the wake-up scheduled since the last service, if any
-        self._timer: simpy.Event | None = None  # the timeout the service waits for (None: wake-ups only)
-        self._waiting = False  # the service waits and neither its timeout nor a wake-up has ended the wait yet
+        self._timer: simpy.Event | None = None  # the timeout for the hub's next deadline (None: wake-ups only)
+        self._timer_at = math.inf  # the time of that timeout
         self.hub.watch_input(self.wake)
         self._schedule(self._start, URGENT)
 
@@ -150,22 +150,30 @@ class EmulatedTable:
             now = self.env.now
             tag = self._round_tag(event)
             at = self.device_time(event.t) if self.event_times else None
-            roles = self.hub.roles
+            hub = self.hub
+            roles = hub.roles
             declared = self.declared
             full = declared.full
+            serve = False  # a port needs a service now (not only a new deadline)
             for src, message in reports:
                 if src in roles:
                     if full:
-                        self.hub.send(src, message, now, tag, at)
+                        serve = hub.send(src, message, now, tag, at) or serve
                     else:
                         shaped = declared.message(src, message)
                         if shaped is None:
                             continue
                         message = shaped
-                        self.hub.send(src, message, now, declared.round_tag(src, tag), declared.event_time(src, at))
+                        serve = (
+                            hub.send(src, message, now, declared.round_tag(src, tag), declared.event_time(src, at))
+                            or serve
+                        )
                     if self.reports is not None:
                         self.reports.append((now, src, message))
-            self.wake()  # new frames may have moved a retransmission deadline
+            if serve:
+                self.wake()
+            elif self._woken is None:
+                self._retime(now, hub.next_due())  # new frames moved a retransmission deadline, and nothing else
         for watcher in self.watchers:
             watcher(event)
 
@@ -192,10 +200,9 @@ class EmulatedTable:
         if self._woken is None:
             self._woken = self._schedule(self._on_woken)
 
-    # The service loop, as SimPy callbacks. Its events are those of a process that services the hub, then waits on
-    # ``timeout(deadline - now) | wake`` (or on ``wake`` alone without a deadline) and starts a fresh ``wake``
-    # event once the one it held has triggered: scheduled at the same instants, with the same priorities and in
-    # the same order among events due together, so the devices act at the very same points of the event order.
+    # The service loop, as SimPy callbacks: at most one wake-up (an event triggered now) and one timer (a timeout at
+    # the hub's next deadline) are pending at a time; whichever comes first services the hub, which takes every
+    # wake-up so far. A timer still due at the deadline the service returns is kept, not made again.
     def _schedule(self, callback: Callable[[simpy.Event], None], priority: int = NORMAL) -> simpy.Event:
         """An event triggered now (as ``Event.succeed`` does, or a process start with ``URGENT``) that calls
         ``callback`` when processed."""
@@ -213,37 +220,28 @@ class EmulatedTable:
         self._serve()
 
     def _serve(self) -> None:
-        """Service the hub now, then wait for its deadline or a wake-up."""
-        env = self.env
-        deadline = self.hub.service(env.now)
+        """Service the hub now, then keep (or make) the timer for its next deadline; input wakes it earlier."""
+        self._woken = None  # every wake-up so far is taken by this service
+        now = self.env.now
+        self._retime(now, self.hub.service(now))
+
+    def _retime(self, now: float, deadline: float | None) -> None:
+        """Have the timer fire at ``deadline`` (None: no timer), keeping the pending one when it is for that time."""
         if deadline is None:
             self._timer = None
-        else:
-            self._timer = env.timeout(max(deadline - env.now, 0.0))
-            self._timer.callbacks.append(self._on_timer)
-        self._waiting = True
+            return
+        at = now + max(deadline - now, 0.0)  # the time SimPy dates the timeout with
+        if self._timer is not None and self._timer_at == at:
+            return
+        self._timer = timer = self.env.timeout(at - now)
+        self._timer_at = at
+        timer.callbacks.append(self._on_timer)
 
     def _on_woken(self, event: simpy.Event) -> None:
-        if event is not self._woken or not self._waiting:
-            return  # a wake-up taken by a service since, or the wait already ended
-        if self._timer is None:
-            self._resume()  # waiting on the wake-up alone: it resumes the service itself
-        else:
-            self._end_wait()
+        if event is self._woken:  # not a wake-up a service took since it was scheduled
+            self._serve()
 
     def _on_timer(self, event: simpy.Event) -> None:
-        if event is self._timer and self._waiting:
-            self._end_wait()
-
-    def _end_wait(self) -> None:
-        """The first of the timeout and the wake-up: the service resumes when the condition joining them fires."""
-        self._waiting = False
-        self._schedule(self._on_condition)
-
-    def _on_condition(self, _event: simpy.Event) -> None:
-        self._resume()
-
-    def _resume(self) -> None:
-        self._waiting = False
-        self._woken = None  # every wake-up so far is taken by this service
-        self._serve()
+        if event is self._timer:  # not a timer superseded by a later service's deadline
+            self._timer = None
+            self._serve()

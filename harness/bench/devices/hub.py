@@ -96,18 +96,48 @@ class DeviceHub:
         for port in self.ports.values():
             self._check_connection(port, now)
 
-    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> None:
+    def send(self, src: Source, message: Message, now: float, round: str | None = None, at: int | None = None) -> bool:
         """Queue a device report, tagged with ``round`` and stamped with the event time ``at`` (the device's
         clock, ms) when given (docs/protocol.md §6, "Round tag", "Event time"); both stay fixed on every
         retransmission. Written at once when the line is free. A missing device is an error.
+
+        Returns True when the port needs a :meth:`service` now; False when a service now would do nothing but
+        compute the port's next deadline, which this call then has done (:meth:`next_due` includes it): a watched
+        port (:meth:`watch_input`) with no input or write pending from before, its connection unchanged, a
+        transport with no timed work (:attr:`~harness.wire.transports.base.Transport.untimed`), and nothing of its
+        line end due now.
 
         Raises:
             KeyError: the hub has no such device.
         """
         port = self.roles[src]
-        port.end.send(src, message, now, round, at)
+        end = port.end
+        was_dirty = port.dirty
+        end.send(src, message, now, round, at)
         port.sent += 1
-        self._flush(port, now)
+        out = end.take_output()
+        transport = port.transport
+        if out and port.connected:
+            self._write(port, out, now)
+        if was_dirty or not port.watched or not port.connected or not transport.connected:
+            return True
+        if not transport.untimed:
+            return True
+        due = end.next_deadline()
+        if due is not None and due <= now + EARLY_S:
+            return True
+        port.dirty = False  # the write moved no release time: this transport holds none back
+        port.due = due
+        return False
+
+    def next_due(self) -> float | None:
+        """The earliest deadline of any port as of its last service or :meth:`send` (None: only on input)."""
+        due: float | None = None
+        for port in self.ports.values():
+            nxt = port.due
+            if nxt is not None and (due is None or nxt < due):
+                due = nxt
+        return due
 
     def watch_input(self, wake: Callable[[], None]) -> None:
         """Have each transport without descriptors (in-memory lines) mark its port when bytes arrive and then call

@@ -21,7 +21,8 @@ class Transport(ABC):
     - :attr:`connected` is False while unplugged or while nobody is on the other side of a server;
     - :meth:`fds` lists file descriptors a selector can wait on (empty: poll it);
     - :meth:`notify` registers a wake-up for transports without fds;
-    - :meth:`tick` does time-driven work (latency faults) and says when it needs the next tick.
+    - :meth:`tick` does time-driven work (latency faults) and says when it needs the next tick;
+    - :attr:`untimed` says that it never has any (neither ``tick`` nor ``next_release`` ever names a time).
     """
 
     name: str
@@ -64,6 +65,13 @@ class Transport(ABC):
         """The earliest time bytes this transport holds back (latency, slicing) become readable with no new input;
         None when it holds none. Reading before then yields none of them."""
         return None
+
+    @property
+    def untimed(self) -> bool:
+        """True when :meth:`tick` and :meth:`next_release` are this base class's (they never name a time), so that
+        neither time nor a write can make this transport's bytes readable later."""
+        kind = type(self)
+        return kind.tick is Transport.tick and kind.next_release is Transport.next_release
 
     def __enter__(self) -> Transport:
         return self
@@ -108,3 +116,9 @@ class Relay(Transport):
 
     def next_release(self) -> float | None:
         return self.inner.next_release()
+
+    @property
+    def untimed(self) -> bool:
+        """True when this relay passes ``tick`` and ``next_release`` through unchanged to an untimed ``inner``."""
+        kind = type(self)
+        return kind.tick is Relay.tick and kind.next_release is Relay.next_release and self.inner.untimed
