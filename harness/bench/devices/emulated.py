@@ -230,10 +230,11 @@ class EmulatedTable:
         if deadline is None:
             self._timer = None
             return
-        at = now + max(deadline - now, 0.0)  # the time SimPy dates the timeout with
+        delay = max(deadline - now, 0.0)
+        at = now + delay  # the time SimPy dates the timeout with
         if self._timer is not None and self._timer_at == at:
             return
-        self._timer = timer = self.env.timeout(at - now)
+        self._timer = timer = self.env.timeout(delay)
         self._timer_at = at
         timer.callbacks.append(self._on_timer)
 
