@@ -47,6 +47,11 @@ SIGNIFICANT: frozenset[EventKind] = frozenset(
     }
 )
 
+#: Events that end a round (settled, voided or cancelled).
+ROUND_ENDS: frozenset[EventKind] = frozenset(
+    {EventKind.ROUND_SETTLED, EventKind.ROUND_VOIDED, EventKind.ROUND_CANCELLED}
+)
+
 #: Events that a player's stream receives (no other player's bets).
 PUBLIC: frozenset[EventKind] = frozenset(EventKind) - {EventKind.BET_ACCEPTED, EventKind.WALLET_OPENED}
 

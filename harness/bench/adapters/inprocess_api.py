@@ -25,7 +25,7 @@ from starlette.types import Message
 from gameserver.api import Api, read_inline
 from gameserver.config import Principal
 from gameserver.engine import RoundEngine
-from gameserver.events import Event, EventKind
+from gameserver.events import ROUND_ENDS, Event
 from gameserver.ledger import Ledger
 from gameserver.model import Rejection
 from gameserver.service import ServiceStopped
@@ -38,9 +38,6 @@ REQUEST_TIMEOUT_S = 10.0
 #: Batches of events handed to the API's streams before its event loop is run to deliver them (a stream that falls
 #: 1000 batches behind is dropped by the API).
 _DELIVER_EVERY = 100
-#: Events whose batch is delivered to the streams at once: a round's end (its clients have all its events by then,
-#: and the next request does not carry the round's delivery).
-_ROUND_ENDS = frozenset({EventKind.ROUND_SETTLED, EventKind.ROUND_VOIDED, EventKind.ROUND_CANCELLED})
 
 Done = Callable[[Any, BaseException | None], None]
 
@@ -170,11 +167,12 @@ class AsgiHost:
             raise AdapterError("unreachable", f"the API did not answer within {REQUEST_TIMEOUT_S:g} s") from None
 
     def events(self, events: list[Event]) -> None:
-        """Committed ``events``, for the API's streams; delivered (the loop run) with a round's end
-        (:data:`_ROUND_ENDS`), every :data:`_DELIVER_EVERY` batches, and on every request."""
+        """Committed ``events``, for the API's streams; delivered (the loop run) with a batch that ends a round
+        (:data:`gameserver.events.ROUND_ENDS`: its clients have all its events by then, and the next request does not
+        carry the round's delivery), every :data:`_DELIVER_EVERY` batches, and on every request."""
         self.facade.publish(events)
         self._published += 1
-        due = self._published >= _DELIVER_EVERY or any(e.kind in _ROUND_ENDS for e in events)
+        due = self._published >= _DELIVER_EVERY or any(e.kind in ROUND_ENDS for e in events)
         if due and not self.loop.is_running() and self.api.streams:
             self._published = 0
             self.loop.run_until_complete(asyncio.sleep(0))

@@ -115,13 +115,9 @@ class DeviceHub:
         was_dirty = port.dirty
         end.send(src, message, now, round, at)
         port.sent += 1
-        out = end.take_output()
+        self._flush(port, now)
         transport = port.transport
-        if out and port.connected:
-            self._write(port, out, now)
-        if was_dirty or not port.watched or not port.connected or not transport.connected:
-            return True
-        if not transport.untimed:
+        if was_dirty or not port.watched or not port.connected or not transport.connected or not transport.untimed:
             return True
         due = end.next_deadline()
         if due is not None and due <= now + EARLY_S:
